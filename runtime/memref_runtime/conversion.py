@@ -1,0 +1,202 @@
+"""NumPy arrays <-> memref descriptors, zero-copy.
+
+Ownership: a descriptor made from an array keeps that array alive (``_keepalive``), so a
+temporary descriptor wrapped in ``ctypes.pointer`` stays valid; an array made from a
+descriptor keeps its ``owner`` (by default the descriptor itself) alive through ``.base``.
+
+NumPy -> memref: ``allocated`` and ``aligned`` both point at the view's first element
+(``a.ctypes.data``) and ``offset`` is 0, whatever base buffer the view was cut from. NumPy
+has already folded the view's offset into its data pointer, so this is the exact address
+the native code must use, and it is valid for any view (negative strides included).
+memref -> NumPy: the first element is ``aligned + offset * itemsize``; strides in
+elements are multiplied by the real item size.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+from typing import NamedTuple
+
+import numpy as np
+
+from .descriptors import UnrankedMemRefDescriptor, descriptor_layout, ranked_descriptor_type
+from .element_types import _BY_DTYPE, describe_dtype, element_type_for_ctype, element_type_for_dtype
+
+_I64 = ctypes.sizeof(ctypes.c_longlong)
+_MAX_RANK = 1 << 12  # a larger rank in an unranked descriptor is garbage, not data
+
+
+class _MemRefView:
+    """The base of an array made from a memref: the raw memory and what keeps it alive."""
+
+    __slots__ = ("__array_interface__", "owner")
+
+
+def _check_array(nparray, argument: str):
+    if not isinstance(nparray, np.ndarray):
+        raise TypeError(
+            f"{argument}: expected a numpy.ndarray, got {type(nparray).__name__}"
+            + ("; wrap it in np.asarray(..., dtype=...)" if isinstance(nparray, (list, tuple)) else ""))
+    et = _BY_DTYPE.get(nparray.dtype)
+    return et if et is not None else element_type_for_dtype(nparray.dtype, argument)
+
+
+def _element_strides(nparray: np.ndarray, argument: str) -> tuple:
+    """NumPy byte strides as element strides; exact, or a ValueError naming the stride."""
+    itemsize, shape, strides = nparray.itemsize, nparray.shape, nparray.strides
+    result, contiguous, empty = [], itemsize, nparray.size == 0
+    for axis in range(nparray.ndim - 1, -1, -1):
+        s, n = strides[axis], shape[axis]
+        if s % itemsize == 0:
+            result.append(s // itemsize)
+        elif n <= 1 or empty:  # never stepped along: any stride is as good as the true one
+            result.append(contiguous // itemsize)
+        else:
+            raise ValueError(
+                f"{argument}: stride {s} bytes on axis {axis} is not a multiple of the item "
+                f"size {itemsize} ({nparray.dtype.name}); a memref counts strides in elements. "
+                "Copy the array (np.ascontiguousarray) first")
+        contiguous *= max(n, 1)
+    return tuple(reversed(result))
+
+
+class _RankedPlan(NamedTuple):
+    """What converting an array of one (dtype, rank) needs, computed once."""
+
+    cls: type
+    pack_into: object
+    itemsize: int
+    alignment: int
+
+
+_RANKED_PLANS: dict = {}
+
+
+def _ranked_plan(nparray, argument: str) -> _RankedPlan:
+    et = _check_array(nparray, argument)
+    cls = ranked_descriptor_type(nparray.ndim, et.ctype)
+    plan = _RankedPlan(cls, cls._packer_.pack_into, et.dtype.itemsize, et.dtype.alignment)
+    _RANKED_PLANS[nparray.dtype, nparray.ndim] = plan
+    return plan
+
+
+def get_ranked_memref_descriptor(nparray: np.ndarray, *, argument: str = "nparray") -> ctypes.Structure:
+    """Returns a ranked memref descriptor for the given numpy array."""
+    plan = _RANKED_PLANS.get((nparray.dtype, nparray.ndim)) if type(nparray) is np.ndarray else None
+    cls, pack_into, itemsize, alignment = plan or _ranked_plan(nparray, argument)
+    try:
+        # A writable C-contiguous array hands out its address through the buffer protocol,
+        # three times faster than `nparray.ctypes`. Its strides are multiples of the item
+        # size on every axis longer than 1, the only axes the native code steps along.
+        address = ctypes.addressof(ctypes.c_char.from_buffer(nparray))
+        strides = map(itemsize.__rfloordiv__, nparray.strides)
+    except (TypeError, ValueError, BufferError):  # read-only, strided or empty
+        address = nparray.ctypes.data
+        strides = _element_strides(nparray, argument)
+    if address % alignment:
+        raise ValueError(f"{argument}: expected data aligned to {alignment} bytes for "
+                         f"{nparray.dtype.name}, got address {address:#x}; copy the array first")
+    desc = cls()
+    pack_into(desc, 0, address, address, 0, *nparray.shape, *strides)
+    desc._keepalive = nparray
+    return desc
+
+
+def get_unranked_memref_descriptor(nparray: np.ndarray, *, argument: str = "nparray") -> UnrankedMemRefDescriptor:
+    """Returns a generic/unranked memref descriptor for the given numpy array."""
+    ranked = get_ranked_memref_descriptor(nparray, argument=argument)
+    desc = UnrankedMemRefDescriptor(nparray.ndim, ctypes.addressof(ranked))
+    desc._keepalive = ranked
+    return desc
+
+
+def _interface_typestr(dtype: np.dtype) -> tuple[str, np.dtype | None]:
+    """The typestr NumPy reads back, and the dtype to view as when typestr loses it (ml_dtypes)."""
+    if np.dtype(dtype.str) == dtype:
+        return dtype.str, None
+    return f"|V{dtype.itemsize}", dtype
+
+
+_TYPESTR_CACHE: dict = {}
+
+
+def view_memref(address: int, shape, strides, dtype: np.dtype, owner) -> np.ndarray:
+    """A writable array over native memory: `address` of the first element, strides in elements."""
+    cached = _TYPESTR_CACHE.get(dtype)
+    if cached is None:
+        cached = _TYPESTR_CACHE[dtype] = _interface_typestr(dtype)
+    typestr, view_as = cached
+    itemsize = dtype.itemsize
+    for n in shape:
+        if n < 0:
+            raise ValueError(f"memref: sizes must be >= 0, got {tuple(shape)}")
+    base = _MemRefView()
+    base.owner = owner
+    base.__array_interface__ = {
+        "version": 3, "data": (address, False), "typestr": typestr,
+        "shape": tuple(shape), "strides": tuple(s * itemsize for s in strides),
+    }
+    array = np.asarray(base)
+    return array if view_as is None else array.view(view_as)
+
+
+def _structure_of(value, kind: type | None = None):
+    """The descriptor itself, given the descriptor or a ctypes pointer to it."""
+    if isinstance(value, ctypes.Structure):
+        return value
+    try:
+        return value[0]
+    except (TypeError, IndexError, ValueError):
+        pass
+    raise TypeError(f"memref: expected a {(kind or ctypes.Structure).__name__} or a ctypes pointer to one, "
+                    f"got {type(value).__name__}")
+
+
+def descriptor_to_numpy(desc: ctypes.Structure, owner=None) -> np.ndarray:
+    """A view of the memory a ranked descriptor struct describes; keeps `owner` (default: desc) alive."""
+    rank, ctype, packer = descriptor_layout(type(desc))
+    fields = packer.unpack_from(desc)
+    dtype = element_type_for_ctype(ctype).dtype
+    address = fields[1] + fields[2] * dtype.itemsize
+    return view_memref(address, fields[3:3 + rank], fields[3 + rank:], dtype,
+                       desc if owner is None else owner)
+
+
+def ranked_memref_to_numpy(ranked_memref) -> np.ndarray:
+    """Converts ranked memrefs to numpy arrays."""
+    return descriptor_to_numpy(_structure_of(ranked_memref))
+
+
+_PACKERS = [struct.Struct(f"={3 + 2 * r}q") for r in range(9)]
+
+
+def unranked_to_numpy(rank: int, descriptor: int, dtype, owner) -> np.ndarray:
+    """A view of the ranked descriptor at address `descriptor`, of rank `rank` and element `dtype`."""
+    if not 0 <= rank <= _MAX_RANK:
+        raise ValueError(f"memref: unranked descriptor has rank {rank}, expected 0..{_MAX_RANK}")
+    if not descriptor:
+        raise ValueError("memref: unranked descriptor points at no ranked descriptor (NULL)")
+    packer = _PACKERS[rank] if rank < len(_PACKERS) else struct.Struct(f"={3 + 2 * rank}q")
+    fields = packer.unpack(ctypes.string_at(descriptor, packer.size))
+    return view_memref(fields[1] + fields[2] * dtype.itemsize, fields[3:3 + rank],
+                       fields[3 + rank:], dtype, owner)
+
+
+def _dtype_of(np_dtype) -> np.dtype:
+    if isinstance(np_dtype, type) and issubclass(np_dtype, (ctypes._SimpleCData, ctypes.Structure)):
+        return element_type_for_ctype(np_dtype).dtype
+    dtype = np.dtype(np_dtype)
+    return element_type_for_dtype(dtype, argument="np_dtype").dtype
+
+
+def unranked_memref_to_numpy(unranked_memref, np_dtype) -> np.ndarray:
+    """Converts unranked memrefs to numpy arrays."""
+    desc = _structure_of(unranked_memref, UnrankedMemRefDescriptor)
+    return unranked_to_numpy(desc.rank, desc.descriptor, _dtype_of(np_dtype), desc)
+
+
+def move_aligned_ptr_by_offset(aligned_ptr, offset: int):
+    """Moves the supplied ctypes pointer ahead by `offset` elements."""
+    address = ctypes.cast(aligned_ptr, ctypes.c_void_p).value or 0
+    return ctypes.cast(address + offset * ctypes.sizeof(aligned_ptr._type_), type(aligned_ptr))

@@ -1,0 +1,206 @@
+"""Element types: NumPy dtype <-> ctypes type <-> MLIR element type."""
+
+from __future__ import annotations
+
+import ctypes
+from typing import NamedTuple
+
+import numpy as np
+
+try:  # Optional: bf16 and the f8 types have no NumPy dtype without it.
+    import ml_dtypes
+except ModuleNotFoundError:  # pragma: no cover - depends on the environment
+    ml_dtypes = None
+
+
+class C128(ctypes.Structure):
+    """A ctype representation for MLIR's Double Complex."""
+
+    _fields_ = [("real", ctypes.c_double), ("imag", ctypes.c_double)]
+
+
+class C64(ctypes.Structure):
+    """A ctype representation for MLIR's Float Complex."""
+
+    _fields_ = [("real", ctypes.c_float), ("imag", ctypes.c_float)]
+
+
+class F16(ctypes.Structure):
+    """A ctype representation for MLIR's Float16."""
+
+    _fields_ = [("f16", ctypes.c_int16)]
+
+
+class BF16(ctypes.Structure):
+    """A ctype representation for MLIR's BFloat16."""
+
+    _fields_ = [("bf16", ctypes.c_int16)]
+
+
+class F8E5M2(ctypes.Structure):
+    """A ctype representation for MLIR's Float8E5M2."""
+
+    _fields_ = [("f8E5M2", ctypes.c_int8)]
+
+
+class F8E4M3(ctypes.Structure):
+    """A ctype representation for MLIR's Float8E4M3."""
+
+    _fields_ = [("f8E4M3", ctypes.c_int8)]
+
+
+class F8E3M4(ctypes.Structure):
+    """A ctype representation for MLIR's Float8E3M4."""
+
+    _fields_ = [("f8E3M4", ctypes.c_int8)]
+
+
+class F8E4M3FN(ctypes.Structure):
+    """A ctype representation for MLIR's Float8E4M3FN."""
+
+    _fields_ = [("f8E4M3FN", ctypes.c_int8)]
+
+
+class ElementType(NamedTuple):
+    """One element type as MLIR, NumPy and ctypes name it."""
+
+    mlir: str  # MLIR spelling, signless for integers: "f32", "i8", "complex<f64>"
+    dtype: np.dtype
+    ctype: type
+
+
+# (MLIR name, NumPy dtype name, ctypes type); dtypes from NumPy itself.
+_NUMPY_TABLE = (
+    ("i1", "bool", ctypes.c_bool),
+    ("i8", "int8", ctypes.c_int8),
+    ("i16", "int16", ctypes.c_int16),
+    ("i32", "int32", ctypes.c_int32),
+    ("i64", "int64", ctypes.c_int64),
+    ("i8", "uint8", ctypes.c_uint8),
+    ("i16", "uint16", ctypes.c_uint16),
+    ("i32", "uint32", ctypes.c_uint32),
+    ("i64", "uint64", ctypes.c_uint64),
+    ("f16", "float16", F16),
+    ("f32", "float32", ctypes.c_float),
+    ("f64", "float64", ctypes.c_double),
+    ("complex<f32>", "complex64", C64),
+    ("complex<f64>", "complex128", C128),
+)
+
+# (MLIR name, ml_dtypes attribute, ctypes type): only with ml_dtypes installed.
+_ML_DTYPES_TABLE = (
+    ("bf16", "bfloat16", BF16),
+    ("f8E5M2", "float8_e5m2", F8E5M2),
+    ("f8E4M3", "float8_e4m3", F8E4M3),
+    ("f8E3M4", "float8_e3m4", F8E3M4),
+    ("f8E4M3FN", "float8_e4m3fn", F8E4M3FN),
+)
+
+# MLIR names that map onto another entry's dtype: signed/unsigned spellings and index.
+_MLIR_ALIASES = {
+    "index": "int64",
+    "si8": "int8", "si16": "int16", "si32": "int32", "si64": "int64",
+    "ui8": "uint8", "ui16": "uint16", "ui32": "uint32", "ui64": "uint64",
+}
+
+
+def _install_hint(what: str) -> ImportError:
+    return ImportError(
+        f"{what} needs the ml_dtypes package for its NumPy dtype; "
+        "install it with: pip install ml_dtypes"
+    )
+
+
+def _build_tables():
+    by_dtype: dict[np.dtype, ElementType] = {}
+    by_mlir: dict[str, ElementType] = {}
+    by_ctype: dict[type, ElementType] = {}
+    rows = [(m, np.dtype(d), c) for m, d, c in _NUMPY_TABLE]
+    if ml_dtypes is not None:
+        rows += [(m, np.dtype(getattr(ml_dtypes, a)), c) for m, a, c in _ML_DTYPES_TABLE]
+    for mlir_name, dtype, ctype in rows:
+        et = ElementType(mlir_name, dtype, ctype)
+        by_dtype[dtype] = et
+        by_mlir.setdefault(mlir_name, et)  # signed wins for signless names
+        by_ctype[ctype] = et
+    for alias, dtype_name in _MLIR_ALIASES.items():
+        by_mlir[alias] = by_dtype[np.dtype(dtype_name)]._replace(mlir=alias)
+    # Platform spellings of the same C types (c_long is c_int64 on LP64, etc.).
+    for ctype in (ctypes.c_long, ctypes.c_longlong, ctypes.c_ulong, ctypes.c_ulonglong,
+                  ctypes.c_int, ctypes.c_uint, ctypes.c_short, ctypes.c_ushort,
+                  ctypes.c_byte, ctypes.c_ubyte):
+        by_ctype.setdefault(ctype, by_dtype[np.dtype(ctype)])
+    return by_dtype, by_mlir, by_ctype
+
+
+_BY_DTYPE, _BY_MLIR, _BY_CTYPE = _build_tables()
+_ML_DTYPES_CTYPES = {c: (m, a) for m, a, c in _ML_DTYPES_TABLE}
+_ML_DTYPES_MLIR = {m: a for m, a, _ in _ML_DTYPES_TABLE}
+
+
+def describe_dtype(dtype) -> str:
+    """A short human description of a dtype for error messages."""
+    dtype = np.dtype(dtype)
+    order = {"<": "little-endian ", ">": "big-endian "}.get(dtype.byteorder, "")
+    return f"{order}{dtype.name} ('{dtype.str}')"
+
+
+def element_type_for_dtype(dtype, argument: str = "array") -> ElementType:
+    """The element type of a NumPy dtype; TypeError/ValueError naming it if unsupported."""
+    et = _BY_DTYPE.get(dtype)
+    if et is not None:
+        return et
+    dtype = np.dtype(dtype)
+    if not dtype.isnative and dtype.newbyteorder("=") in _BY_DTYPE:
+        raise ValueError(
+            f"{argument}: expected native byte order, got {describe_dtype(dtype)}; "
+            f"convert it first, e.g. a.astype(a.dtype.newbyteorder('='))"
+        )
+    raise TypeError(
+        f"{argument}: dtype {describe_dtype(dtype)} has no MLIR element type; expected one of "
+        + ", ".join(sorted({str(d) for d in _BY_DTYPE}))
+    )
+
+
+def element_type_for_mlir(name) -> ElementType:
+    """The element type of an MLIR element type (a string or an `ir.Type`)."""
+    name = str(name)
+    et = _BY_MLIR.get(name)
+    if et is not None:
+        return et
+    if name in _ML_DTYPES_MLIR:
+        raise _install_hint(f"MLIR element type {name}")
+    raise TypeError(f"MLIR element type {name} has no NumPy dtype here; supported: "
+                    + ", ".join(sorted(_BY_MLIR)))
+
+
+def element_type_for_ctype(ctype) -> ElementType:
+    """The element type of a ctypes element type (c_float, F16, C64, ...)."""
+    et = _BY_CTYPE.get(ctype)
+    if et is not None:
+        return et
+    if ctype in _ML_DTYPES_CTYPES:
+        raise _install_hint(ctype.__name__)
+    try:
+        return element_type_for_dtype(np.dtype(ctype), argument=f"ctype {ctype.__name__}")
+    except (TypeError, ValueError):
+        raise TypeError(f"ctype {getattr(ctype, '__name__', ctype)!r} is not an MLIR element type") from None
+
+
+def as_ctype(dtp) -> type:
+    """Converts dtype to ctype."""
+    et = _BY_DTYPE.get(dtp)
+    if et is None:
+        et = element_type_for_dtype(np.dtype(dtp), argument="dtype")
+    return et.ctype
+
+
+def to_numpy(array: np.ndarray) -> np.ndarray:
+    """Converts ctypes array back to numpy dtype array."""
+    for ctype, et in _BY_CTYPE.items():
+        if issubclass(ctype, ctypes.Structure) and array.dtype == ctype:
+            return array.view(et.dtype)
+    for ctype, (_, attr) in _ML_DTYPES_CTYPES.items():
+        if array.dtype == ctype:  # only reached without ml_dtypes
+            raise _install_hint(attr)
+    return array

@@ -1,0 +1,28 @@
+"""Upstream's ``mlir.runtime.np_to_memref`` names, with the same meaning, correct for every layout.
+
+``from memref_runtime.np_to_memref import *`` hands out what ``from mlir.runtime import *``
+does, ``np`` and ``ctypes`` included (upstream tests use them through the star import).
+"""
+
+import ctypes
+
+import numpy as np
+
+from .conversion import (
+    get_ranked_memref_descriptor,
+    get_unranked_memref_descriptor,
+    move_aligned_ptr_by_offset,
+    ranked_memref_to_numpy,
+    unranked_memref_to_numpy,
+)
+from .descriptors import UnrankedMemRefDescriptor, make_nd_memref_descriptor, make_zero_d_memref_descriptor
+from .element_types import BF16, C64, C128, F16, F8E3M4, F8E4M3, F8E5M2, as_ctype, ml_dtypes, to_numpy
+
+__all__ = [
+    "np", "ctypes", "ml_dtypes",
+    "C128", "C64", "F16", "BF16", "F8E5M2", "F8E4M3", "F8E3M4",
+    "as_ctype", "to_numpy",
+    "make_nd_memref_descriptor", "make_zero_d_memref_descriptor", "UnrankedMemRefDescriptor",
+    "get_ranked_memref_descriptor", "get_unranked_memref_descriptor",
+    "move_aligned_ptr_by_offset", "unranked_memref_to_numpy", "ranked_memref_to_numpy",
+]
