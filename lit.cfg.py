@@ -11,6 +11,8 @@ Runs the tests under lit_tests/ (and nothing else) with `lit .`, `lit lit_tests`
   mlir_runner_utils=PATH     libmlir_runner_utils (default: next to the bindings)
   mlir_c_runner_utils=PATH   libmlir_c_runner_utils (default: next to the bindings)
   exec_root=DIR              where lit writes its Output/ folders (default: a temp folder)
+  runtime=NAME               what `import mlir.runtime` gives the tests: `upstream` (default,
+                             the module in the bindings) or `memref_runtime` (our facade)
 
 A site configuration (lit.site.cfg.py, written by CMake) may preset `config.python_executable`,
 `config.llvm_tools_dir`, `config.mlir_tools_dir`, `config.mlir_lib_dir` and
@@ -263,9 +265,21 @@ config.available_features.update(name for name, present in FEATURES.items() if p
 # Environment of the tests.
 # ---------------------------------------------------------------------------
 
+# What `import mlir.runtime` gives the tests: upstream's module, or memref_runtime's facade
+# through a sitecustomize that installs memref_runtime.upstream_alias.
+RUNTIME_PATHS = {
+    "upstream": [],
+    "memref_runtime": [os.path.join(repo_root, "runtime", "memref_runtime", "_as_mlir_runtime")],
+}
+runtime = params.get("runtime", "upstream")
+if runtime not in RUNTIME_PATHS:
+    lit_config.fatal(f"-D runtime: expected one of {', '.join(RUNTIME_PATHS)}, got {runtime!r}")
+config.available_features.add("runtime-" + runtime)
+
 # The runtime is imported from the source tree, so the suite runs without `pip install -e .`.
 config.environment["PYTHONPATH"] = os.pathsep.join(
-    p for p in (os.path.join(repo_root, "runtime"), os.environ.get("PYTHONPATH")) if p
+    RUNTIME_PATHS[runtime] + [os.path.join(repo_root, "runtime")]
+    + [p for p in (os.environ.get("PYTHONPATH"),) if p]
 )
 config.environment["MLIR_INPUTS"] = PATH_SUBSTITUTIONS["%mlir_inputs"]
 config.environment["MEMREF_RUNTIME_BINDINGS"] = bindings
