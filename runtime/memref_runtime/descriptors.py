@@ -42,7 +42,7 @@ def _finish(cls: type, rank: int, ctype: type) -> type:
     return cls
 
 
-@functools.cache
+@functools.lru_cache(maxsize=None, typed=True)  # typed: 1.0 and True must not hit rank 1's entry
 def make_nd_memref_descriptor(rank: int, dtype: type) -> type:
     """The ranked descriptor class for `rank` and ctypes element type `dtype` (cached)."""
     rank, ctype = _validate_rank(rank), _validate_ctype(dtype)

@@ -150,7 +150,10 @@ def element_type_for_dtype(dtype, argument: str = "array") -> ElementType:
     et = _BY_DTYPE.get(dtype)
     if et is not None:
         return et
-    dtype = np.dtype(dtype)
+    dtype = np.dtype(dtype)  # np.float32, "f4", ...: hash unlike the dtype they name
+    et = _BY_DTYPE.get(dtype)
+    if et is not None:
+        return et
     if not dtype.isnative and dtype.newbyteorder("=") in _BY_DTYPE:
         raise ValueError(
             f"{argument}: expected native byte order, got {describe_dtype(dtype)}; "

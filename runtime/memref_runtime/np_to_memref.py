@@ -5,6 +5,7 @@ does, ``np`` and ``ctypes`` included (upstream tests use them through the star i
 """
 
 import ctypes
+import sys
 
 import numpy as np
 
@@ -18,8 +19,11 @@ from .conversion import (
 from .descriptors import UnrankedMemRefDescriptor, make_nd_memref_descriptor, make_zero_d_memref_descriptor
 from .element_types import BF16, C64, C128, F16, F8E3M4, F8E4M3, F8E5M2, as_ctype, ml_dtypes, to_numpy
 
+# `from mlir.runtime import *` also binds the submodule `np_to_memref`; so do we.
+np_to_memref = sys.modules[__name__]
+
 __all__ = [
-    "np", "ctypes", "ml_dtypes",
+    "np", "ctypes", "ml_dtypes", "np_to_memref",
     "C128", "C64", "F16", "BF16", "F8E5M2", "F8E4M3", "F8E3M4",
     "as_ctype", "to_numpy",
     "make_nd_memref_descriptor", "make_zero_d_memref_descriptor", "UnrankedMemRefDescriptor",

@@ -1,0 +1,140 @@
+"""Shared helpers: compile small MLIR kernels with the ExecutionEngine, and MLIR features."""
+
+from __future__ import annotations
+
+import ctypes
+import importlib.metadata
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+RUNTIME_DIR = Path(__file__).resolve().parent.parent / "runtime"
+
+# Enough to lower func/arith/scf/cf/memref/complex kernels (strided views included) to LLVM.
+PIPELINE = (
+    "builtin.module(expand-strided-metadata,convert-scf-to-cf,convert-complex-to-llvm,"
+    "finalize-memref-to-llvm,convert-arith-to-llvm,convert-func-to-llvm,convert-cf-to-llvm,"
+    "reconcile-unrealized-casts)"
+)
+
+# MLIR major version that first lowers memref.load/store of i1 without aborting the
+# process (LLVM 22 assertion builds fail `integralElementType.getWidth() >= 8`).
+MIN_MLIR_FOR_I1_MEMREF = 23
+
+try:
+    from mlir.execution_engine import ExecutionEngine
+    from mlir.ir import Context, Module
+    from mlir.passmanager import PassManager
+
+    HAVE_JIT = True
+except ImportError:  # pragma: no cover - depends on the environment
+    HAVE_JIT = False
+
+
+def mlir_major_version() -> int | None:
+    """MLIR major version of the `mlir` bindings in use, from their distribution metadata."""
+    for dist in importlib.metadata.packages_distributions().get("mlir", []):
+        major = importlib.metadata.version(dist).split(".")[0]
+        if major.isdigit() and int(major) < 1000:  # date-based versions say nothing
+            return int(major)
+    return None
+
+
+MLIR_MAJOR = mlir_major_version()
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        f"mlir_i1_memref: needs MLIR >= {MIN_MLIR_FOR_I1_MEMREF} to lower memref.load/store of i1")
+    config.addinivalue_line("markers", "jit: compiles and runs MLIR with the ExecutionEngine")
+
+
+def pytest_collection_modifyitems(config, items):
+    no_i1 = pytest.mark.skip(
+        reason=f"MLIR {MLIR_MAJOR} < {MIN_MLIR_FOR_I1_MEMREF}: lowering memref.load/store of i1 "
+        "aborts the process (assertion `integralElementType.getWidth() >= 8`)")
+    no_jit = pytest.mark.skip(reason="no MLIR Python bindings with an ExecutionEngine")
+    for item in items:
+        if "mlir_i1_memref" in item.keywords and (MLIR_MAJOR or 0) < MIN_MLIR_FOR_I1_MEMREF:
+            item.add_marker(no_i1)
+        if "jit" in item.keywords and not HAVE_JIT:
+            item.add_marker(no_jit)
+
+
+def compile_mlir(source: str, callbacks: dict | None = None, opt_level: int = 2):
+    """Parse, lower and JIT `source`; register `callbacks` ({name: CFUNCTYPE object})."""
+    with Context():
+        module = Module.parse(source)
+        PassManager.parse(PIPELINE).run(module.operation)
+        engine = ExecutionEngine(module, opt_level=opt_level)
+    # The engine calls the trampolines later: they must live as long as it does.
+    engine._test_callbacks = dict(callbacks or {})
+    for name, callback in engine._test_callbacks.items():
+        engine.register_runtime(name, callback)
+    return engine
+
+
+@pytest.fixture
+def jit():
+    """`jit(source, callbacks=None)` -> ExecutionEngine; skips without MLIR bindings."""
+    if not HAVE_JIT:
+        pytest.skip("no MLIR Python bindings with an ExecutionEngine")
+    return compile_mlir
+
+
+def memref_arg(descriptor):
+    """The `descriptor**` a C-interface function takes for a memref argument."""
+    return ctypes.pointer(ctypes.pointer(descriptor))
+
+
+def run_python(code: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    """Run `code` in a fresh interpreter with the runtime importable."""
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=timeout, env=_subprocess_env())
+
+
+def _subprocess_env():
+    import os
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(RUNTIME_DIR), env.get("PYTHONPATH")]))
+    return env
+
+
+# Every element type the runtime supports, as (MLIR name, NumPy dtype); ml_dtypes ones if present.
+def supported_element_types() -> list[tuple[str, np.dtype]]:
+    table = [
+        ("i1", np.dtype(np.bool_)),
+        ("i8", np.dtype(np.int8)), ("i16", np.dtype(np.int16)),
+        ("i32", np.dtype(np.int32)), ("i64", np.dtype(np.int64)),
+        ("i8", np.dtype(np.uint8)), ("i16", np.dtype(np.uint16)),
+        ("i32", np.dtype(np.uint32)), ("i64", np.dtype(np.uint64)),
+        ("f16", np.dtype(np.float16)), ("f32", np.dtype(np.float32)), ("f64", np.dtype(np.float64)),
+        ("complex<f32>", np.dtype(np.complex64)), ("complex<f64>", np.dtype(np.complex128)),
+    ]
+    try:
+        import ml_dtypes
+    except ImportError:  # pragma: no cover
+        return table
+    return table + [
+        ("bf16", np.dtype(ml_dtypes.bfloat16)),
+        ("f8E5M2", np.dtype(ml_dtypes.float8_e5m2)),
+        ("f8E4M3", np.dtype(ml_dtypes.float8_e4m3)),
+        ("f8E3M4", np.dtype(ml_dtypes.float8_e3m4)),
+        ("f8E4M3FN", np.dtype(ml_dtypes.float8_e4m3fn)),
+    ]
+
+
+def sample_values(dtype: np.dtype, n: int) -> np.ndarray:
+    """`n` distinct-ish values of `dtype`, exactly representable (small integers, halves)."""
+    if dtype == np.bool_:
+        return np.arange(n) % 3 == 0
+    if dtype.kind in "iu":
+        return (np.arange(n) % 100 + 1).astype(dtype)
+    if dtype.kind == "c":
+        return (np.arange(n) % 8 + 0.5 - 1j * (np.arange(n) % 5)).astype(dtype)
+    # floats, including ml_dtypes' (kind 'V' for some versions): halves up to 7 fit every f8.
+    return ((np.arange(n) % 15) * 0.5 - 3.0).astype(np.float32).astype(dtype)
