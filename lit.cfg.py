@@ -132,7 +132,7 @@ def subdirs(roots, *names):
 # Where each kind of file is looked for, first hit wins. Site-config values come first.
 SEARCH = {
     "llvm_tools": [getattr(config, "llvm_tools_dir", None)] + subdirs(probe["llvm_dirs"], "bin"),
-    "mlir_tools": [getattr(config, "mlir_tools_dir", None)] + subdirs(bindings_dirs, "bin"),
+    "mlir_tools": [getattr(config, "mlir_tools_dir", None)] + subdirs(bindings_dirs, "bin", "_mlir_libs"),
     "mlir_libs": [getattr(config, "mlir_lib_dir", None)]
     + subdirs(bindings_dirs, "lib", "_mlir_libs", "bin"),
 }
@@ -236,10 +236,15 @@ def mlir_major_version():
     return None
 
 
+# The opt tool that ships with each bindings package tells its LLVM version.
+VERSION_TOOL = {"mlir": "mlir-opt", "torch_mlir": "torch-mlir-opt"}
+
+
 def mlir_opt_version():
-    if not mlir_tools["mlir-opt"]:
+    tool = find_tool(VERSION_TOOL.get(bindings, "mlir-opt"), "mlir_tools")
+    if not tool:
         return None
-    out = subprocess.run([mlir_tools["mlir-opt"], "--version"], capture_output=True, text=True)
+    out = subprocess.run([tool, "--version"], capture_output=True, text=True)
     match = re.search(r"LLVM version (\S+)", out.stdout)
     return match and match.group(1)
 
@@ -265,20 +270,19 @@ config.available_features.update(name for name, present in FEATURES.items() if p
 # Environment of the tests.
 # ---------------------------------------------------------------------------
 
-# What `import mlir.runtime` gives the tests: upstream's module, or memref_runtime's facade
-# through a sitecustomize that installs memref_runtime.upstream_alias.
-RUNTIME_PATHS = {
-    "upstream": [],
-    "memref_runtime": [os.path.join(repo_root, "runtime", "memref_runtime", "_as_mlir_runtime")],
-}
+# What `import mlir.runtime` gives the tests: upstream's module, or memref_runtime's facade.
+# runtime/memref_runtime/_site/sitecustomize.py installs the aliases the environment asks for
+# (this one, and `mlir` -> `torch_mlir` for -D mlir_bindings=torch_mlir).
+RUNTIMES = ("upstream", "memref_runtime")
 runtime = params.get("runtime", "upstream")
-if runtime not in RUNTIME_PATHS:
-    lit_config.fatal(f"-D runtime: expected one of {', '.join(RUNTIME_PATHS)}, got {runtime!r}")
+if runtime not in RUNTIMES:
+    lit_config.fatal(f"-D runtime: expected one of {', '.join(RUNTIMES)}, got {runtime!r}")
 config.available_features.add("runtime-" + runtime)
+config.environment["MEMREF_RUNTIME_MLIR_RUNTIME"] = runtime
 
 # The runtime is imported from the source tree, so the suite runs without `pip install -e .`.
 config.environment["PYTHONPATH"] = os.pathsep.join(
-    RUNTIME_PATHS[runtime] + [os.path.join(repo_root, "runtime")]
+    [os.path.join(repo_root, "runtime", "memref_runtime", "_site"), os.path.join(repo_root, "runtime")]
     + [p for p in (os.environ.get("PYTHONPATH"),) if p]
 )
 config.environment["MLIR_INPUTS"] = PATH_SUBSTITUTIONS["%mlir_inputs"]

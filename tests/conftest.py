@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ctypes
-import importlib.metadata
 import subprocess
 import sys
 from pathlib import Path
@@ -29,21 +28,14 @@ try:
     from mlir.ir import Context, Module
     from mlir.passmanager import PassManager
 
+    from memref_runtime.bindings import mlir_major_version
+
     HAVE_JIT = True
 except ImportError:  # pragma: no cover - depends on the environment
     HAVE_JIT = False
 
 
-def mlir_major_version() -> int | None:
-    """MLIR major version of the `mlir` bindings in use, from their distribution metadata."""
-    for dist in importlib.metadata.packages_distributions().get("mlir", []):
-        major = importlib.metadata.version(dist).split(".")[0]
-        if major.isdigit() and int(major) < 1000:  # date-based versions say nothing
-            return int(major)
-    return None
-
-
-MLIR_MAJOR = mlir_major_version()
+MLIR_MAJOR = mlir_major_version() if HAVE_JIT else None
 
 
 def pytest_configure(config):

@@ -15,6 +15,9 @@ ir = pytest.importorskip("mlir.ir")
 from mlir.execution_engine import ExecutionEngine  # noqa: E402
 from mlir.passmanager import PassManager  # noqa: E402
 
+from conftest import MLIR_MAJOR  # noqa: E402
+from memref_runtime.bindings import bindings  # noqa: E402
+
 try:
     import ml_dtypes
 except ImportError:  # pragma: no cover
@@ -330,10 +333,19 @@ def test_complex_unranked_memref_add(rt):
     assert npout.dtype == np.complex64 and np.array_equal(npout, arg1 + arg2)
 
 
-# Upstream 22.1.8 knows bf16 and f8E5M2 only; the newer f8 types are ours alone.
+# Upstream 22.1.8 knows bf16 and f8E5M2 only (newer upstreams, as in torch-mlir, know more);
+# every one of them is ours.
 ML_DTYPES_CASES = [("bf16", "bfloat16", True), ("f8E5M2", "float8_e5m2", True),
                    ("f8E4M3", "float8_e4m3", False), ("f8E3M4", "float8_e3m4", False),
                    ("f8E4M3FN", "float8_e4m3fn", False)]
+
+
+def upstream_knows(attr: str) -> bool:
+    try:
+        star_import(UPSTREAM)["as_ctype"](np.dtype(getattr(ml_dtypes, attr)))
+        return True
+    except NotImplementedError:
+        return False
 
 
 @pytest.mark.skipif(ml_dtypes is None, reason="ml_dtypes is not installed")
@@ -341,7 +353,7 @@ ML_DTYPES_CASES = [("bf16", "bfloat16", True), ("f8E5M2", "float8_e5m2", True),
                          ids=[c[0] for c in ML_DTYPES_CASES])
 def test_low_precision_memref_copy(rt, mlir_type, attr, upstream_has_it):
     dtype = getattr(ml_dtypes, attr)
-    if rt.name == UPSTREAM and not upstream_has_it:
+    if rt.name == UPSTREAM and not upstream_knows(attr):
         with pytest.raises(NotImplementedError):
             rt.get_ranked_memref_descriptor(rt.np.array([0.5]).astype(dtype))
         pytest.xfail(f"upstream's as_ctype has no ctype for {attr} (NotImplementedError)")
@@ -372,6 +384,8 @@ def test_low_precision_memref_copy(rt, mlir_type, attr, upstream_has_it):
 def test_upstream_really_lacks_the_newer_f8_types():
     if ml_dtypes is None:
         pytest.skip("ml_dtypes is not installed")
+    if (bindings().name, MLIR_MAJOR) != ("mlir", 22):
+        pytest.skip("a fact about the upstream runtime in the MLIR 22 wheel")
     upstream = star_import(UPSTREAM)
     for _, attr, upstream_has_it in ML_DTYPES_CASES:
         if not upstream_has_it:

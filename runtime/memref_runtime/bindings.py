@@ -34,3 +34,31 @@ def bindings() -> SimpleNamespace:
             errors.append(f"{name}: {e}")
     raise ImportError("no MLIR Python bindings with an ExecutionEngine could be imported ("
                       + "; ".join(errors) + "); install xtc-mlir-python-bindings or torch-mlir")
+
+
+# The opt tool that ships with each provider (its --version names the LLVM it was built from),
+# relative to the provider's package folder.
+_VERSION_TOOLS = {"mlir": ("bin", "mlir-opt"), "torch_mlir": ("_mlir_libs", "torch-mlir-opt")}
+
+
+@functools.cache
+def mlir_major_version() -> int | None:
+    """The LLVM/MLIR major version of the bindings in use, or None if it cannot be told."""
+    import importlib.metadata
+    import re
+    import subprocess
+
+    name = bindings().name
+    for dist in importlib.metadata.packages_distributions().get(name, []):
+        match = re.match(r"(\d{1,3})\.\d", importlib.metadata.version(dist))
+        if match:  # torch-mlir's date versions (20261001) do not match
+            return int(match.group(1))
+    package_dirs = importlib.import_module(name).__path__
+    for folder in package_dirs:
+        tool = os.path.join(folder, *_VERSION_TOOLS.get(name, ("bin", "mlir-opt")))
+        if os.access(tool, os.X_OK):
+            out = subprocess.run([tool, "--version"], capture_output=True, text=True).stdout
+            match = re.search(r"LLVM version (\d+)", out)
+            if match:
+                return int(match.group(1))
+    return None

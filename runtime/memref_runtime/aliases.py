@@ -1,0 +1,69 @@
+"""Module aliases, so that tests written for upstream's module names run on other providers.
+
+- `alias_mlir_runtime()`: `import mlir.runtime` (and `mlir.runtime.np_to_memref`) gives
+  `memref_runtime.np_to_memref`, so upstream tests run unchanged on this runtime.
+- `alias_mlir_bindings("torch_mlir")`: `import mlir.ir` (any `mlir.*`) gives `torch_mlir.ir`,
+  so the same tests run on torch-mlir's bundled bindings.
+
+lit turns these on with `-D runtime=memref_runtime` and `-D mlir_bindings=torch_mlir`,
+through `_site/sitecustomize.py`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.util
+import sys
+
+RUNTIME_NAMES = ("mlir.runtime", "mlir.runtime.np_to_memref")
+
+
+class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Imports of `source` (or, with `prefix`, anything under it) return `target`'s modules."""
+
+    def __init__(self, source: str, target: str, *, prefix: bool):
+        self.source, self.target, self.prefix = source, target, prefix
+
+    def target_of(self, fullname: str) -> str | None:
+        if fullname == self.source:
+            return self.target
+        if self.prefix and fullname.startswith(self.source + "."):
+            return self.target + fullname[len(self.source):]
+        return None
+
+    def find_spec(self, fullname, path=None, target=None):
+        name = self.target_of(fullname)
+        if name is None or importlib.util.find_spec(name) is None:
+            return None
+        # A package either way, so that `mlir.runtime.np_to_memref` can be imported below it.
+        return importlib.util.spec_from_loader(fullname, self, is_package=True)
+
+    def create_module(self, spec):
+        return importlib.import_module(self.target_of(spec.name))
+
+    def exec_module(self, module):
+        pass  # the target module ran when it was imported
+
+
+def _install(finder: _AliasFinder) -> None:
+    sys.meta_path[:] = [f for f in sys.meta_path if not (
+        isinstance(f, _AliasFinder) and (f.source, f.prefix) == (finder.source, finder.prefix))]
+    # Exact names go first, so mlir.runtime stays ours when mlir.* is aliased too.
+    sys.meta_path.insert(0 if not finder.prefix else sum(
+        isinstance(f, _AliasFinder) and not f.prefix for f in sys.meta_path), finder)
+    for name in list(sys.modules):
+        if finder.target_of(name) is not None:
+            del sys.modules[name]
+
+
+def alias_mlir_runtime() -> None:
+    """From now on `mlir.runtime` and `mlir.runtime.np_to_memref` are memref_runtime's facade."""
+    for name in RUNTIME_NAMES:
+        _install(_AliasFinder(name, "memref_runtime.np_to_memref", prefix=False))
+
+
+def alias_mlir_bindings(provider: str) -> None:
+    """From now on `mlir` and every `mlir.*` module are `provider`'s (e.g. torch_mlir)."""
+    if provider != "mlir":
+        _install(_AliasFinder("mlir", provider, prefix=True))
