@@ -1,0 +1,59 @@
+# RUN: %PYTHON %s 2>&1 | FileCheck %s
+# REQUIRES: host-supports-jit
+"""The errors a wrong call raises: function, argument index, expected MLIR type, what was given."""
+
+import gc
+import sys
+
+import numpy as np
+
+from mlir.ir import *
+from memref_runtime import JitModule
+
+MODULE = r"""
+func.func @scale(%a: memref<?x4xf32>, %s: f32) {
+  return
+}
+"""
+
+
+def log(*args):
+    print(*args, file=sys.stderr, flush=True)
+
+
+def run(f):
+    log("\nTEST:", f.__name__)
+    f()
+    gc.collect()
+    assert Context._get_live_count() == 0
+
+
+def show(call):
+    try:
+        call()
+    except (TypeError, ValueError) as e:
+        log(f"{type(e).__name__}: {e}")
+
+
+# CHECK-LABEL: TEST: testWrongArguments
+def testWrongArguments():
+    jit = JitModule(MODULE)
+    ok = np.zeros((3, 4), np.float32)
+    # CHECK: TypeError: scale(): argument 0 expects memref<?x4xf32> (a 2-d float32 array), got a float64 ('<f8') array of shape (3, 4)
+    show(lambda: jit.scale(np.zeros((3, 4)), 1.0))
+    # CHECK: ValueError: scale(): argument 0 expects memref<?x4xf32> (shape (?, 4)), got a float32 ('<f4') array of shape (3, 5)
+    show(lambda: jit.scale(np.zeros((3, 5), np.float32), 1.0))
+    # CHECK: ValueError: scale(): argument 0 expects memref<?x4xf32> (a 2-d float32 array), got a float32 ('<f4') array of shape (12,)
+    show(lambda: jit.scale(np.zeros(12, np.float32), 1.0))
+    # CHECK: ValueError: scale(): argument 0 expects memref<?x4xf32>, whose identity layout assumes a C-contiguous array, got a non-contiguous float32 ('<f4') array of shape (3, 4) and byte strides (32, 4)
+    show(lambda: jit.scale(np.zeros((3, 8), np.float32)[:, :4], 1.0))
+    ok.flags.writeable = False
+    # CHECK: ValueError: scale(): argument 0 expects memref<?x4xf32>, got a read-only float32 ('<f4') array of shape (3, 4); the native code may write into it
+    show(lambda: jit.scale(ok, 1.0))
+    # CHECK: TypeError: scale(): argument 1 expects f32 (a real number), got str 'x'
+    show(lambda: jit.scale(np.zeros((3, 4), np.float32), "x"))
+    # CHECK: TypeError: scale() takes 2 arguments (memref<?x4xf32>, f32), got 1
+    show(lambda: jit.scale(np.zeros((3, 4), np.float32)))
+
+
+run(testWrongArguments)

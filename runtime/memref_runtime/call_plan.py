@@ -1,0 +1,512 @@
+"""Call plans: Python values in, the C-interface wrapper's packed frame, Python values out.
+
+A plan is built once per function. A call allocates one zeroed ctypes frame (fresh per call,
+so concurrent calls never share memory) laid out as
+
+    [packed void* array][pointer slots][argument values and descriptors][result area]
+
+and fills everything but the result area with a single `struct.pack_into`. The packed
+wrapper `_mlir__mlir_ciface_<f>` reads argument i from the address in packed[i]; for a
+memref that address holds a pointer to the descriptor. Under the C interface, memref,
+complex and multiple results come back through a first out-parameter (a struct the caller
+allocates); a single other scalar comes back through a trailing packed slot.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import numbers
+import operator
+import struct
+from typing import NamedTuple
+
+import numpy as np
+
+from .conversion import _element_strides, view_memref
+from .element_types import C64, C128, describe_dtype, element_type_for_mlir
+from .signatures import DYNAMIC, FunctionSignature, MemRefSpec, ScalarSpec, UnsupportedSpec
+
+_WORD = 8
+_MAX_RANK = 64  # NumPy's limit on ndim: an unranked argument reserves a descriptor this large
+_GLOBAL_ALLOCATED = 0xDEADBEEF  # what memref.get_global's lowering puts in `allocated`
+
+_addressof = ctypes.addressof
+_from_buffer = ctypes.c_char.from_buffer
+_ndarray = np.ndarray
+_libc = ctypes.CDLL(None)
+_free = _libc.free
+_free.argtypes, _free.restype = [ctypes.c_void_p], None
+_byte_bounds = getattr(getattr(np.lib, "array_utils", np), "byte_bounds", None) or np.byte_bounds
+
+
+class NativeAllocation:
+    """Memory the JIT code allocated (malloc) and handed to Python: freed once no view needs it.
+
+    The JIT resolves `malloc` and `free` through the process's symbol table, so libc's `free`
+    is the allocator that matches; every array made from the memory has this as `.base.owner`.
+    """
+
+    __slots__ = ("address", "__weakref__")
+
+    def __init__(self, address: int):
+        self.address = address
+
+    def __del__(self, _free=_free):
+        _free(self.address)
+
+
+# --- describing values for error messages --------------------------------------------------
+
+def describe(value) -> str:
+    """What was given, as an error message names it."""
+    if isinstance(value, np.ndarray):
+        traits = ("read-only " if not value.flags.writeable else "") + (
+            "non-contiguous " if not value.flags.c_contiguous else "")
+        text = f"a {traits}{describe_dtype(value.dtype)} array of shape {value.shape}"
+        return text if value.flags.c_contiguous else f"{text} and byte strides {value.strides}"
+    text = repr(value)
+    return f"{type(value).__name__} {text if len(text) <= 40 else text[:37] + '...'}"
+
+
+def _shape_text(shape) -> str:
+    return "(" + ", ".join("?" if n is DYNAMIC else str(n) for n in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+# --- strides of C-contiguous arrays --------------------------------------------------------
+
+def _canonical_strides(shape) -> tuple:
+    """Element strides of a C-contiguous array of `shape` (what an identity layout assumes)."""
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= n
+    return tuple(reversed(strides))
+
+
+# The ranks almost every call uses, without a loop.
+_CANONICAL = {0: lambda s: (), 1: lambda s: (1,), 2: lambda s: (s[1], 1)}
+
+
+def _strides_function(rank: int | None):
+    return _CANONICAL.get(rank, _canonical_strides)
+
+
+# --- argument converters ------------------------------------------------------------------
+#
+# Each parameter gets two functions of (value, base): `fast` for the common case, which hands
+# anything unusual to `check`, and `check`, which accepts every valid value and raises the
+# exact error otherwise. Both return the values the parameter contributes to the frame.
+
+class _Param(NamedTuple):
+    fmt: str  # struct format of the parameter's bytes in the frame
+    size: int  # bytes, a multiple of the word
+    needs_slot: bool  # a memref: its packed entry points at a slot holding the descriptor's address
+    fast: object
+    check: object
+
+
+def _accepted_dtypes(element: str) -> tuple[np.dtype, tuple]:
+    """The dtype results use, and every dtype an argument may have (both signs for signless)."""
+    et = element_type_for_mlir(element)
+    if element.startswith("i") and element[1:].isdigit():
+        from .element_types import _BY_DTYPE  # noqa: PLC0415 - the table is private to that module
+        return et.dtype, tuple(d for d, e in _BY_DTYPE.items() if e.mlir == element)
+    return et.dtype, (et.dtype,)
+
+
+def _memref_param(spec: MemRefSpec, where: str, frame_offset: int) -> _Param:
+    dtype, accepted = _accepted_dtypes(spec.element)
+    itemsize, align_mask = dtype.itemsize, dtype.alignment - 1
+    rank, unranked = spec.rank, spec.shape is None
+    static_dims = () if unranked else tuple((i, n) for i, n in enumerate(spec.shape) if n is not DYNAMIC)
+    static_strides = () if spec.strides is None else tuple(
+        (i, s) for i, s in enumerate(spec.strides) if s is not DYNAMIC)
+    offset = spec.offset or 0  # a static offset is honoured by pointing `aligned` back by it
+    back = offset * itemsize
+    words = 2 + 3 + 2 * _MAX_RANK if unranked else 3 + 2 * rank
+    inner = frame_offset + 2 * _WORD  # unranked: where its ranked descriptor sits in the frame
+    pads = [(0,) * (2 * (_MAX_RANK - r)) for r in range(_MAX_RANK + 1)] if unranked else None
+    expected = f"a {'' if unranked else f'{rank}-d '}{' or '.join(d.name for d in accepted)} array"
+
+    def fields(address, shape, strides, base):
+        if unranked:
+            r = len(shape)
+            return (r, base + inner, address, address, 0, *shape, *strides, *pads[r])
+        return (address, address - back, offset, *shape, *strides)
+
+    def check(value, base):
+        if not isinstance(value, np.ndarray):
+            raise TypeError(f"{where} expects {spec.mlir} ({expected}), got {describe(value)}")
+        if value.dtype not in accepted:
+            native = value.dtype.newbyteorder("=")
+            error = ValueError if not value.dtype.isnative and native in accepted else TypeError
+            hint = "; convert it with a.astype(a.dtype.newbyteorder('='))" if error is ValueError else ""
+            raise error(f"{where} expects {spec.mlir} ({expected}), got {describe(value)}{hint}")
+        if not unranked and value.ndim != rank:
+            raise ValueError(f"{where} expects {spec.mlir} ({expected}), got {describe(value)}")
+        for i, n in static_dims:
+            if value.shape[i] != n:
+                raise ValueError(f"{where} expects {spec.mlir} (shape {_shape_text(spec.shape)}), "
+                                 f"got {describe(value)}")
+        if spec.writable and not value.flags.writeable:
+            raise ValueError(f"{where} expects {spec.mlir}, got {describe(value)}; the native code may "
+                             "write into it, so pass a writable copy (np.array(a))")
+        if spec.identity and not value.flags.c_contiguous:
+            raise ValueError(f"{where} expects {spec.mlir}, whose identity layout assumes a C-contiguous "
+                             f"array, got {describe(value)}; pass np.ascontiguousarray(a), or declare the "
+                             "parameter with a strided layout (strided<[?, ...], offset: ?>)")
+        address = value.ctypes.data
+        if address & align_mask:
+            raise ValueError(f"{where} expects {spec.mlir}, got {describe(value)} at address {address:#x}, "
+                             f"not aligned to {dtype.alignment} bytes; pass a copy (np.array(a))")
+        strides = (_canonical_strides(value.shape) if spec.identity
+                   else _element_strides(value, f"{where} ({spec.mlir})"))
+        for i, s in static_strides:
+            if value.shape[i] > 1 and strides[i] != s:
+                raise ValueError(
+                    f"{where} expects {spec.mlir} (element strides "
+                    f"{_shape_text(spec.strides)}), got {describe(value)}, element strides {strides}")
+        return fields(address, value.shape, strides, base)
+
+    strides_of = _strides_function(rank)
+    primary = accepted[0]
+
+    # The fast paths take a writable C-contiguous ndarray of the exact dtype: the buffer
+    # protocol checks writability and contiguity in one step, faster than reading `flags`.
+    def fast(value, base):
+        if type(value) is not _ndarray or value.dtype is not primary or value.ndim != rank:
+            return check(value, base)
+        try:
+            address = _addressof(_from_buffer(value))
+        except (TypeError, ValueError, BufferError):  # read-only, strided or empty
+            return check(value, base)
+        shape = value.shape
+        if address & align_mask:
+            return check(value, base)
+        for i, n in static_dims:
+            if shape[i] != n:
+                return check(value, base)
+        return (address, address - back, offset, *shape, *strides_of(shape))
+
+    def fast_unranked(value, base):
+        if type(value) is not _ndarray or value.dtype is not primary:
+            return check(value, base)
+        try:
+            address = _addressof(_from_buffer(value))
+        except (TypeError, ValueError, BufferError):
+            return check(value, base)
+        if address & align_mask:
+            return check(value, base)
+        return fields(address, value.shape, _canonical_strides(value.shape), base)
+
+    if unranked:
+        fast = fast_unranked
+    # A contiguous array fits any layout whose strides are all dynamic; static strides are checked.
+    chosen = check if static_strides else fast
+    return _Param("q" * words, words * _WORD, True, chosen, check)
+
+
+_INT_TYPES = frozenset({int, bool} | {np.dtype(c).type for c in "bBhHiIlLqQ"})
+_FLOAT_TYPES = frozenset({float, int} | {np.dtype(c).type for c in "efdbBhHiIlLqQ"})
+_COMPLEX_TYPES = frozenset({complex, np.complex64, np.complex128})
+_BOOL_TYPES = frozenset({bool, np.bool_})
+
+
+_INT_RANGES = {  # kind -> (lowest, one past the highest) for `bits` wide values
+    "int": lambda bits: (-(2 ** (bits - 1)), 2 ** bits),  # signless: either reading
+    "sint": lambda bits: (-(2 ** (bits - 1)), 2 ** (bits - 1)),
+    "uint": lambda bits: (0, 2 ** bits),
+}
+
+
+def _scalar_check(spec: ScalarSpec, where: str):
+    kind, bits, fmt = spec.scalar.kind, spec.scalar.bits, spec.scalar.fmt
+
+    def fail(error, expected, value, extra=""):
+        raise error(f"{where} expects {spec.mlir} ({expected}), got {describe(value)}{extra}")
+
+    def to_int(value):
+        if isinstance(value, (float, complex, np.floating, np.complexfloating)):
+            fail(TypeError, "an integer", value, "; convert it explicitly, e.g. int(x)")
+        try:
+            v = operator.index(value)
+        except TypeError:
+            fail(TypeError, "an integer", value)
+        low, high = _INT_RANGES[kind](bits)
+        if not low <= v < high:
+            fail(ValueError, f"an integer in [{low}, {high - 1}]", value)
+        if kind == "int" and v >= 2 ** (bits - 1):
+            return v - 2 ** bits  # signless packs signed: the same bits
+        return v
+
+    def to_float(value, expected="a real number"):
+        if isinstance(value, (complex, np.complexfloating)) or not isinstance(value, numbers.Real):
+            fail(TypeError, expected, value)
+        v = float(value)
+        try:
+            struct.pack("=" + fmt[0], v)
+        except OverflowError:
+            fail(ValueError, expected, value, f", out of range for {spec.mlir}")
+        return v
+
+    def to_bool(value):
+        if isinstance(value, (bool, np.bool_)):
+            return bool(value)
+        if isinstance(value, (int, np.integer)) and value in (0, 1):
+            return bool(value)
+        fail(TypeError, "a bool", value)
+
+    def to_complex(value):
+        if not isinstance(value, numbers.Complex):
+            fail(TypeError, "a complex number", value)
+        c = complex(value)
+        return (to_float(c.real, "a complex number"), to_float(c.imag, "a complex number"))
+
+    convert = {"bool": to_bool, "int": to_int, "sint": to_int, "uint": to_int,
+               "float": to_float, "complex": to_complex}[kind]
+    if kind == "complex":
+        return lambda value, base: convert(value)
+    return lambda value, base: (convert(value),)
+
+
+def _scalar_param(spec: ScalarSpec, where: str) -> _Param:
+    kind, fmt = spec.scalar.kind, spec.scalar.fmt
+    size = -(-struct.calcsize("=" + fmt) // _WORD) * _WORD
+    check = _scalar_check(spec, where)
+    accepted = {"bool": _BOOL_TYPES, "int": _INT_TYPES, "sint": _INT_TYPES, "uint": _INT_TYPES,
+                "float": _FLOAT_TYPES, "complex": _COMPLEX_TYPES}[kind]
+    if kind == "complex":
+        def fast(value, base):
+            return (value.real, value.imag) if type(value) in accepted else check(value, base)
+    else:
+        def fast(value, base):
+            return (value,) if type(value) in accepted else check(value, base)
+    padding = size - struct.calcsize("=" + fmt)
+    return _Param(fmt + "x" * padding, size, False, fast, check)
+
+
+def _unsupported(spec: UnsupportedSpec, where: str):
+    raise TypeError(f"{where} has type {spec.mlir}, which JitModule cannot pass: {spec.reason}")
+
+
+# --- results --------------------------------------------------------------------------------
+
+_LAYOUT_CTYPES = {  # a scalar's ctypes type, for the layout of a struct of results
+    "?": ctypes.c_bool, "b": ctypes.c_int8, "h": ctypes.c_int16, "i": ctypes.c_int32, "q": ctypes.c_int64,
+    "B": ctypes.c_uint8, "H": ctypes.c_uint16, "I": ctypes.c_uint32, "Q": ctypes.c_uint64,
+    "e": ctypes.c_uint16, "f": ctypes.c_float, "d": ctypes.c_double, "ff": C64, "dd": C128,
+}
+
+
+def _result_piece(spec) -> tuple[str, type]:
+    """(struct format, ctypes layout type) of one result inside the results struct."""
+    if isinstance(spec, ScalarSpec):
+        return spec.scalar.fmt, _LAYOUT_CTYPES[spec.scalar.fmt]
+    words = 2 if spec.shape is None else 3 + 2 * len(spec.shape)
+    return "q" * words, ctypes.c_int64 * words
+
+
+class _Ownership:
+    """Who owns the memory a call's memref results point into; one NativeAllocation per buffer."""
+
+    __slots__ = ("args", "memref_positions", "engine_owner", "allocations")
+
+    def __init__(self, args, memref_positions, engine_owner):
+        self.args, self.memref_positions, self.engine_owner = args, memref_positions, engine_owner
+        self.allocations = {}
+
+    def owner_for(self, allocated: int, aligned: int):
+        """(owner, is_global) of a returned memref."""
+        if allocated == _GLOBAL_ALLOCATED:
+            return self.engine_owner, True
+        for i in self.memref_positions:
+            array = self.args[i]
+            low, high = _byte_bounds(array)
+            if low <= allocated < high or low <= aligned < high or allocated == low:
+                return array, False  # a view of an input: keep the input alive, free nothing
+        owner = self.allocations.get(allocated)
+        if owner is None:
+            owner = self.allocations[allocated] = NativeAllocation(allocated)
+        return owner, False
+
+
+_RANK_PACKERS: dict[int, struct.Struct] = {}
+
+
+def _memref_result(spec: MemRefSpec, where: str):
+    dtype = element_type_for_mlir(spec.element).dtype
+    itemsize = dtype.itemsize
+
+    def to_array(fields, ownership: _Ownership):
+        allocated, aligned, offset = fields[:3]
+        rank = (len(fields) - 3) // 2
+        owner, is_global = ownership.owner_for(allocated, aligned)
+        array = view_memref(aligned + offset * itemsize, fields[3:3 + rank], fields[3 + rank:], dtype, owner)
+        if is_global:  # a constant global lives in read-only memory: writing would crash
+            array.flags.writeable = False
+        return array
+
+    if spec.shape is not None:
+        return to_array
+
+    def unranked_to_array(fields, ownership):
+        rank, descriptor = fields
+        packer = _RANK_PACKERS.get(rank) or _RANK_PACKERS.setdefault(rank, struct.Struct(f"={3 + 2 * rank}q"))
+        # The callee copied the ranked descriptor to the heap for us; we read it and free it.
+        ranked = packer.unpack(ctypes.string_at(descriptor, packer.size))
+        _free(descriptor)
+        return to_array(ranked, ownership)
+
+    return unranked_to_array
+
+
+def _scalar_result(spec: ScalarSpec):
+    if spec.scalar.kind == "complex":
+        return lambda fields, ownership: complex(*fields)
+    return lambda fields, ownership: fields[0]
+
+
+# --- the plan ------------------------------------------------------------------------------
+
+class CallPlan(NamedTuple):
+    """Everything a call of one function needs, computed once."""
+
+    nargs: int
+    frame_type: type
+    consts: tuple  # frame offsets whose absolute addresses fill the packed array and pointer slots
+    fast: tuple
+    check: tuple
+    pack_into: object
+    finish: object  # (frame, args) -> the Python result
+
+
+def _out_param(results) -> bool:
+    return len(results) > 1 or (len(results) == 1 and (
+        isinstance(results[0], MemRefSpec) or results[0].scalar.kind == "complex"))
+
+
+def build_plan(sig: FunctionSignature, engine_owner) -> CallPlan:
+    """The plan for calling `sig` (a public function with a body) through its C interface."""
+    name = sig.name
+    for i, spec in enumerate(sig.inputs):
+        if isinstance(spec, UnsupportedSpec):
+            _unsupported(spec, f"{name}(): argument {i}")
+    for i, spec in enumerate(sig.results):
+        if isinstance(spec, UnsupportedSpec):
+            _unsupported(spec, f"{name}(): result {i}")
+    out_param = _out_param(sig.results)
+    scalar_result = len(sig.results) == 1 and not out_param
+    n_packed = out_param + len(sig.inputs) + scalar_result
+    n_slots = out_param + sum(isinstance(s, MemRefSpec) for s in sig.inputs)
+    cursor = (n_packed + n_slots) * _WORD  # arguments start after the packed array and slots
+
+    params, packed, slots = [], [], []
+    slot = n_packed * _WORD
+    if out_param:
+        packed.append(slot)
+        slot += _WORD
+    for i, spec in enumerate(sig.inputs):
+        where = f"{name}(): argument {i}"
+        param = (_memref_param(spec, where, cursor) if isinstance(spec, MemRefSpec)
+                 else _scalar_param(spec, where))
+        if param.needs_slot:  # packed -> slot -> descriptor
+            packed.append(slot)
+            slots.append(cursor)
+            slot += _WORD
+        else:  # packed -> the value itself
+            packed.append(cursor)
+        params.append(param)
+        cursor += param.size
+
+    result_offset = cursor
+    if out_param:
+        pieces = [_result_piece(s) for s in sig.results]
+        layout = type("Results", (ctypes.Structure,), {"_fields_": [
+            (f"r{i}", ctype) for i, (_, ctype) in enumerate(pieces)]})
+        fmt, at = "=", 0
+        for i, (piece, _) in enumerate(pieces):
+            offset = getattr(layout, f"r{i}").offset
+            fmt += "x" * (offset - at) + piece
+            at = offset + struct.calcsize("=" + piece)
+        result_size = ctypes.sizeof(layout)
+        slots.insert(0, result_offset)  # the out slot comes first among the slots
+    else:
+        fmt = "=" + (sig.results[0].scalar.fmt if scalar_result else "")
+        result_size = 2 * _WORD
+        if scalar_result:
+            packed.append(result_offset)
+    unpack_from = struct.Struct(fmt).unpack_from
+
+    decoders, start = [], 0
+    for i, spec in enumerate(sig.results):
+        width = len(_result_piece(spec)[0])  # one format letter per value
+        decode = (_memref_result(spec, f"{name}(): result {i}") if isinstance(spec, MemRefSpec)
+                  else _scalar_result(spec))
+        decoders.append((start, start + width, decode))
+        start += width
+    memref_positions = tuple(i for i, s in enumerate(sig.inputs) if isinstance(s, MemRefSpec))
+    returns_memrefs = any(isinstance(s, MemRefSpec) for s in sig.results)
+
+    if not sig.results:
+        def finish(frame, args):
+            return None
+    elif scalar_result and sig.results[0].scalar.kind != "complex":
+        def finish(frame, args):
+            return unpack_from(frame, result_offset)[0]
+    else:
+        def finish(frame, args):
+            fields = unpack_from(frame, result_offset)
+            ownership = _Ownership(args, memref_positions, engine_owner) if returns_memrefs else None
+            values = tuple(decode(fields[a:b], ownership) for a, b, decode in decoders)
+            return values if len(values) > 1 else values[0]
+
+    frame_words = -(-(result_offset + result_size) // _WORD)
+    return CallPlan(
+        nargs=len(sig.inputs),
+        frame_type=ctypes.c_int64 * frame_words,
+        consts=tuple(packed + slots),
+        fast=tuple(p.fast for p in params),
+        check=tuple(p.check for p in params),
+        pack_into=struct.Struct("=" + "q" * (len(packed) + len(slots)) + "".join(p.fmt for p in params)).pack_into,
+        finish=finish,
+    )
+
+
+def make_invoker(plan: CallPlan, address: int, signature: FunctionSignature,
+                 before_native=None, after_native=None):
+    """A function taking the Python arguments, calling the packed wrapper at `address`.
+
+    `before_native()` and `after_native(its result)` surround the native call when the
+    module has callbacks: they collect exceptions raised inside them and re-raise them.
+    """
+    nargs, frame_type, consts, fast, check, pack_into, finish = plan
+    native = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
+    name = signature.name
+
+    def invoke(*args):
+        if len(args) != nargs:
+            raise TypeError(f"{name}() takes {nargs} argument{'s' * (nargs != 1)} "
+                            f"({', '.join(s.mlir for s in signature.inputs)}), got {len(args)}")
+        frame = frame_type()
+        base = _addressof(frame)
+        values = [base + o for o in consts]
+        for convert, value in zip(fast, args):
+            values += convert(value, base)
+        try:
+            pack_into(frame, 0, *values)
+        except (struct.error, OverflowError):  # a scalar out of range: the exact checks say which
+            values = [base + o for o in consts]
+            for convert, value in zip(check, args):
+                values += convert(value, base)
+            pack_into(frame, 0, *values)
+        if before_native is None:
+            native(frame)
+        else:
+            saved = before_native()
+            native(frame)
+            after_native(saved)  # raises a callback's exception before results are read
+        return finish(frame, args)
+
+    invoke.__name__ = invoke.__qualname__ = name
+    invoke.__doc__ = f"Calls {signature} in the JIT-compiled module."
+    return invoke

@@ -1,0 +1,241 @@
+"""JitModule: parse, read signatures, lower, JIT, and call functions with NumPy values.
+
+    jit = JitModule(MLIR_TEXT)
+    out = jit.add(a, b)               # or jit.call("add", a, b)
+    jit.register_callback("log", fn)  # before the first call
+
+Ownership: the JitModule owns the Context, the lowered module, the ExecutionEngine and every
+registered callback, so callbacks live exactly as long as the engine. Arrays viewing a
+global keep the JitModule alive; arrays of JIT-allocated memory own that memory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import io
+import os
+import tempfile
+import threading
+from types import MappingProxyType
+
+from .bindings import bindings
+from .call_plan import build_plan, make_invoker
+from .callbacks import CallbackErrors, make_trampoline
+from .lowering import (DEFAULT_PIPELINE, TENSOR_PIPELINE, LoweringError, TranslationError,
+                       create_execution_engine, lower_to_llvm, uses_tensors)
+from .signatures import FunctionSignature, func_ops, read_signatures
+
+__all__ = ["JitModule", "JitFunction", "lower_to_llvm", "DEFAULT_PIPELINE", "TENSOR_PIPELINE",
+           "LoweringError", "TranslationError", "FunctionSignature"]
+
+
+def _parse(source):
+    """(a module JitModule may change, its context) from MLIR text, bytecode, a path or an ir.Module."""
+    ir = bindings().ir
+    if isinstance(source, ir.Module):  # copy, never mutate the caller's module
+        buffer = io.BytesIO()
+        source.operation.write_bytecode(buffer)
+        return ir.Module.parse(buffer.getvalue(), context=source.context), source.context
+    if isinstance(source, os.PathLike) or (
+            isinstance(source, str) and "\n" not in source and os.path.isfile(source)):
+        with open(source, "rb") as f:
+            source = f.read()
+    if not isinstance(source, (str, bytes)):
+        raise TypeError(f"source: expected MLIR text, a path or an ir.Module, got {type(source).__name__}")
+    context = ir.Context()
+    return ir.Module.parse(source, context=context), context
+
+
+def _prepare(module) -> None:
+    """Adds llvm.emit_c_interface to public definitions, and makes their tensor arguments
+    read-only (bufferization.writable = false) so a call never writes into an input tensor."""
+    ir = bindings().ir
+    context = module.context
+    for op in func_ops(module):
+        attrs = op.operation.attributes
+        public = "sym_visibility" not in attrs or ir.StringAttr(attrs["sym_visibility"]).value == "public"
+        if not public or len(op.operation.regions[0].blocks) == 0:
+            continue
+        if "llvm.emit_c_interface" not in attrs:
+            attrs["llvm.emit_c_interface"] = ir.UnitAttr.get(context)
+        inputs = ir.FunctionType(ir.TypeAttr(attrs["function_type"]).value).inputs
+        tensors = [str(t).startswith("tensor<") for t in inputs]
+        if not any(tensors):
+            continue
+        old = ir.ArrayAttr(attrs["arg_attrs"]) if "arg_attrs" in attrs else None
+        dicts = []
+        for i, is_tensor in enumerate(tensors):
+            d = ir.DictAttr(old[i]) if old is not None else ir.DictAttr.get({}, context=context)
+            entries = {d[j].name: d[j].attr for j in range(len(d))}
+            if is_tensor:
+                entries.setdefault("bufferization.writable", ir.BoolAttr.get(False, context=context))
+            dicts.append(ir.DictAttr.get(entries, context=context))
+        attrs["arg_attrs"] = ir.ArrayAttr.get(dicts, context=context)
+
+
+@contextlib.contextmanager
+def _captured_stderr(sink: list):
+    """Collects what native code writes to file descriptor 2 (LLVM's errors) while active."""
+    try:
+        saved = os.dup(2)
+    except OSError:  # no stderr to capture
+        yield
+        return
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            tmp.seek(0)
+            sink.append(tmp.read().decode(errors="replace"))
+
+
+class JitFunction:
+    """`jit.<name>`: calls one function of a JitModule; `.signature` says what it takes."""
+
+    __slots__ = ("_jit", "signature", "__weakref__")
+
+    def __init__(self, jit: "JitModule", signature: FunctionSignature):
+        self._jit, self.signature = jit, signature
+
+    def __call__(self, *args):
+        jit = self._jit
+        invoke = jit._invokers.get(self.signature.name) or jit._invoker(self.signature.name)
+        return invoke(*args)
+
+    def __repr__(self) -> str:
+        return f"<JitFunction {self.signature}>"
+
+
+class JitModule:
+    """An MLIR module, lowered and JIT-compiled, whose public functions take NumPy values."""
+
+    def __init__(self, source, *, pipeline: str | None = None, opt_level: int = 2, shared_libs=()):
+        module, self.context = _parse(source)
+        _prepare(module)
+        self._signatures = read_signatures(module)
+        self.pipeline = pipeline or (TENSOR_PIPELINE if uses_tensors(module) else DEFAULT_PIPELINE)
+        self.module = lower_to_llvm(module, self.pipeline)
+        self.engine = create_execution_engine(module, opt_level=opt_level, shared_libs=shared_libs)
+        self._lock = threading.RLock()
+        self._compiled = False
+        self._broken: str | None = None
+        self._addresses: dict[str, int] = {}
+        self._invokers: dict = {}
+        self._callbacks: dict = {}  # name -> (fn, ctypes function): alive as long as the engine
+        # Trampolines reach this, never the JitModule: ctypes callbacks are not traversed by
+        # the garbage collector, so a reference back to the module would keep it alive forever.
+        self._callback_errors = CallbackErrors()
+
+    # --- what the module holds ----------------------------------------------------------
+
+    @property
+    def signatures(self) -> MappingProxyType:
+        """Every `func.func` of the module (definitions and declarations) by name, as read before lowering."""
+        return MappingProxyType(self._signatures)
+
+    @property
+    def functions(self) -> tuple[str, ...]:
+        """Names of the public functions that can be called."""
+        return tuple(n for n, s in self._signatures.items() if s.public and not s.declaration)
+
+    def __getattr__(self, name: str) -> JitFunction:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        function = JitFunction(self, self._callable_signature(name))
+        self.__dict__[name] = function  # later lookups skip __getattr__
+        return function
+
+    def __dir__(self):
+        return list(super().__dir__()) + list(self.functions)
+
+    def __repr__(self) -> str:
+        return f"<JitModule functions: {', '.join(self.functions) or '(none)'}>"
+
+    def _callable_signature(self, name: str) -> FunctionSignature:
+        sig = self._signatures.get(name)
+        if sig is None or not sig.public or sig.declaration:
+            why = ("has no function" if sig is None else
+                   "declares but does not define" if sig.declaration else "has only a private")
+            raise AttributeError(f"the module {why} @{name}; public functions: "
+                                 f"{', '.join(self.functions) or '(none)'}")
+        return sig
+
+    # --- calls ----------------------------------------------------------------------------
+
+    def call(self, name: str, *args):
+        """Calls public function `name` with NumPy arrays and Python/NumPy scalars."""
+        invoke = self._invokers.get(name) or self._invoker(name)
+        return invoke(*args)
+
+    def _invoker(self, name: str):
+        """Builds (once) the call plan of `name`, compiling the module on the first call."""
+        sig = self._callable_signature(name)
+        with self._lock:
+            invoke = self._invokers.get(name)
+            if invoke is None:
+                self._compile()
+                errors = self._callback_errors
+                hooks = (errors.before_native, errors.after_native) if self._callbacks else (None, None)
+                invoke = make_invoker(build_plan(sig, self), self._addresses[name], sig, *hooks)
+                invoke.signature = sig
+                self._invokers[name] = invoke
+                if name in self.__dict__ or not hasattr(type(self), name):
+                    self.__dict__[name] = invoke  # jit.<name> is now the plain function: no dispatch
+            return invoke
+
+    def _compile(self) -> None:
+        """Resolves symbols and looks up every function, once: the JIT links on first lookup."""
+        if self._broken:
+            raise RuntimeError(self._broken)
+        if self._compiled:
+            return
+        self._compiled = True  # even on failure: the engine cannot link again
+        llvm_errors: list[str] = []
+        with _captured_stderr(llvm_errors):
+            self.engine.initialize()
+            for name in self.functions:
+                self._addresses[name] = self.engine.raw_lookup("_mlir_ciface_" + name)
+        missing = [n for n, a in self._addresses.items() if not a]
+        if missing:
+            pending = [f"@{s.name}" for s in self._signatures.values()
+                       if s.declaration and s.name not in self._callbacks]
+            self._broken = (
+                "the JIT could not link the module"
+                + (f": {''.join(llvm_errors).strip()}" if any(llvm_errors) else "")
+                + (f"\n  declarations without a registered callback: {', '.join(pending)}" if pending else "")
+                + "\n  register callbacks with register_callback() before the first call, or pass "
+                  "shared_libs= with the libraries that define these symbols")
+            raise RuntimeError(self._broken)
+
+    # --- callbacks ------------------------------------------------------------------------
+
+    def register_callback(self, name: str, fn):
+        """Makes `fn` the implementation of the private declaration @name; call before the first call.
+
+        Memref arguments arrive as NumPy views of the caller's memory (writes reach it),
+        scalars as numbers; a scalar result is passed back. An exception raised by `fn` is
+        re-raised by the `call` during which it happened. Returns `fn`.
+        """
+        if not callable(fn):
+            raise TypeError(f"register_callback({name!r}, fn): expected a callable, got {type(fn).__name__}")
+        sig = self._signatures.get(name)
+        if sig is None or not sig.declaration:
+            declared = [f"@{s.name}" for s in self._signatures.values() if s.declaration]
+            raise ValueError(
+                f"register_callback({name!r}): the module "
+                + ("defines" if sig is not None else "has no declaration") + f" @{name}; a callback "
+                f"implements a private func.func declaration (no body); declarations: "
+                f"{', '.join(declared) or '(none)'}")
+        with self._lock:
+            if self._compiled:
+                raise RuntimeError(
+                    f"register_callback({name!r}): the module was compiled by a first call already and "
+                    "the JIT resolves symbols only once; register every callback before the first call")
+            cfunc, symbol = make_trampoline(sig, fn, self._callback_errors.record)
+            self.engine.raw_register_runtime(symbol, ctypes.cast(cfunc, ctypes.c_void_p))
+            self._callbacks[name] = (fn, cfunc)
+        return fn

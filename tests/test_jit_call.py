@@ -1,0 +1,455 @@
+"""JitModule calls: argument checks, scalar and memref results, ownership, sources, threads."""
+
+from __future__ import annotations
+
+import gc
+import threading
+import weakref
+
+import numpy as np
+import pytest
+
+pytest.importorskip("mlir.execution_engine")
+
+from memref_runtime import JitModule  # noqa: E402
+from memref_runtime.call_plan import NativeAllocation  # noqa: E402
+
+pytestmark = pytest.mark.jit
+
+KERNELS = r"""
+func.func @add(%a: memref<?xf32>, %b: memref<?xf32>, %c: memref<?xf32>) {
+  linalg.add ins(%a, %b : memref<?xf32>, memref<?xf32>) outs(%c : memref<?xf32>)
+  return
+}
+func.func @scale2d(%a: memref<?x4xf64>, %s: f64) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %n = memref.dim %a, %c0 : memref<?x4xf64>
+  scf.for %i = %c0 to %n step %c1 {
+    scf.for %j = %c0 to %c4 step %c1 {
+      %x = memref.load %a[%i, %j] : memref<?x4xf64>
+      %y = arith.mulf %x, %s : f64
+      memref.store %y, %a[%i, %j] : memref<?x4xf64>
+    }
+  }
+  return
+}
+func.func @scale_strided(%a: memref<?x?xf64, strided<[?, ?], offset: ?>>, %s: f64) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %a, %c0 : memref<?x?xf64, strided<[?, ?], offset: ?>>
+  %m = memref.dim %a, %c1 : memref<?x?xf64, strided<[?, ?], offset: ?>>
+  scf.for %i = %c0 to %n step %c1 {
+    scf.for %j = %c0 to %m step %c1 {
+      %x = memref.load %a[%i, %j] : memref<?x?xf64, strided<[?, ?], offset: ?>>
+      %y = arith.mulf %x, %s : f64
+      memref.store %y, %a[%i, %j] : memref<?x?xf64, strided<[?, ?], offset: ?>>
+    }
+  }
+  return
+}
+func.func @sum_unranked(%u: memref<*xf32>) -> f32 {
+  %a = memref.cast %u : memref<*xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %n = memref.dim %a, %c0 : memref<?x?xf32, strided<[?, ?], offset: ?>>
+  %m = memref.dim %a, %c1 : memref<?x?xf32, strided<[?, ?], offset: ?>>
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> f32 {
+    %r2 = scf.for %j = %c0 to %m step %c1 iter_args(%acc2 = %acc) -> f32 {
+      %x = memref.load %a[%i, %j] : memref<?x?xf32, strided<[?, ?], offset: ?>>
+      %s = arith.addf %acc2, %x : f32
+      scf.yield %s : f32
+    }
+    scf.yield %r2 : f32
+  }
+  return %r : f32
+}
+func.func @scalars(%b: i1, %i8: i8, %i16: i16, %i32: i32, %i64: i64, %ix: index,
+                   %h: f16, %f: f32, %d: f64) -> (i1, i8, i16, i32, i64, index, f16, f32, f64) {
+  %nb = arith.xori %b, %b : i1
+  %t = arith.constant true
+  %nb2 = arith.xori %b, %t : i1
+  %one8 = arith.constant 1 : i8
+  %r8 = arith.addi %i8, %one8 : i8
+  %r16 = arith.muli %i16, %i16 : i16
+  %r32 = arith.subi %i32, %i32 : i32
+  %r32b = arith.addi %r32, %i32 : i32
+  %one64 = arith.constant 1 : i64
+  %r64 = arith.addi %i64, %one64 : i64
+  %rx = arith.addi %ix, %ix : index
+  %rh = arith.addf %h, %h : f16
+  %rf = arith.mulf %f, %f : f32
+  %rd = arith.negf %d : f64
+  return %nb2, %r8, %r16, %r32b, %r64, %rx, %rh, %rf, %rd : i1, i8, i16, i32, i64, index, f16, f32, f64
+}
+func.func @negate(%x: f64) -> f64 {
+  %r = arith.negf %x : f64
+  return %r : f64
+}
+func.func @cmul(%a: complex<f64>, %b: complex<f32>) -> (complex<f64>, complex<f32>) {
+  %r = complex.mul %a, %a : complex<f64>
+  %s = complex.add %b, %b : complex<f32>
+  return %r, %s : complex<f64>, complex<f32>
+}
+func.func @cneg(%a: complex<f64>) -> complex<f64> {
+  %r = complex.neg %a : complex<f64>
+  return %r : complex<f64>
+}
+func.func @alloc_fill(%n: index, %v: f32) -> memref<?xf32> {
+  %m = memref.alloc(%n) : memref<?xf32>
+  linalg.fill ins(%v : f32) outs(%m : memref<?xf32>)
+  return %m : memref<?xf32>
+}
+func.func @alloc_touch(%n: index) -> memref<?xf32> {
+  // Touches one element per 4 KiB page so the allocation really takes memory.
+  %m = memref.alloc(%n) : memref<?xf32>
+  %c0 = arith.constant 0 : index
+  %step = arith.constant 1024 : index
+  %one = arith.constant 1.0 : f32
+  scf.for %i = %c0 to %n step %step {
+    memref.store %one, %m[%i] : memref<?xf32>
+  }
+  return %m : memref<?xf32>
+}
+func.func @row(%a: memref<?x?xf32>, %i: index) -> memref<?xf32, strided<[1], offset: ?>> {
+  %c1 = arith.constant 1 : index
+  %m = memref.dim %a, %c1 : memref<?x?xf32>
+  %r = memref.subview %a[%i, 0][1, %m][1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+  return %r : memref<?xf32, strided<[1], offset: ?>>
+}
+func.func @pair(%n: index, %a: memref<?xf32>) -> (memref<?xi32>, f64, memref<?xf32>, memref<?xi32>) {
+  %m = memref.alloc(%n) : memref<?xi32>
+  %seven = arith.constant 7 : i32
+  linalg.fill ins(%seven : i32) outs(%m : memref<?xi32>)
+  %x = arith.constant 2.5 : f64
+  return %m, %x, %a, %m : memref<?xi32>, f64, memref<?xf32>, memref<?xi32>
+}
+memref.global "private" constant @constants : memref<3xf32> = dense<[1.0, 2.0, 4.0]>
+func.func @table() -> memref<3xf32> {
+  %g = memref.get_global @constants : memref<3xf32>
+  return %g : memref<3xf32>
+}
+func.func @unranked_result(%a: memref<?x?xf32>) -> memref<*xf32> {
+  %u = memref.cast %a : memref<?x?xf32> to memref<*xf32>
+  return %u : memref<*xf32>
+}
+func.func @zero_d(%a: memref<f32>) -> f32 {
+  %x = memref.load %a[] : memref<f32>
+  return %x : f32
+}
+func.func @static_shape(%a: memref<2x3xi64>) -> i64 {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %x = memref.load %a[%c1, %c2] : memref<2x3xi64>
+  return %x : i64
+}
+func.func @nothing() {
+  return
+}
+func.func private @helper(%x: f32) -> f32 {
+  return %x : f32
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def jit():
+    return JitModule(KERNELS)
+
+
+def rss_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096
+
+
+# --- memref arguments -------------------------------------------------------------------
+
+def test_ranked_memref_arguments_are_written_in_place(jit):
+    a = np.linspace(0, 1, 16, dtype=np.float32)
+    b = np.arange(16, dtype=np.float32)
+    c = np.zeros(16, np.float32)
+    assert jit.add(a, b, c) is None
+    np.testing.assert_array_equal(c, a + b)
+    c2 = np.zeros(16, np.float32)
+    jit.call("add", b, b, c2)
+    np.testing.assert_array_equal(c2, b + b)
+
+
+def test_static_dimension_and_scalar(jit):
+    a = np.arange(12, dtype=np.float64).reshape(3, 4)
+    expected = a * 2.5
+    jit.scale2d(a, 2.5)
+    np.testing.assert_array_equal(a, expected)
+
+
+def test_strided_parameter_accepts_any_view(jit):
+    base = np.arange(60, dtype=np.float64).reshape(6, 10)
+    expected = base.copy()
+    view = base[4:0:-2, 1:9:3]  # negative and non-unit strides
+    expected[4:0:-2, 1:9:3] *= 3
+    jit.scale_strided(view, 3.0)
+    np.testing.assert_array_equal(base, expected)
+    t = np.arange(12.0).reshape(3, 4)
+    expected_t = t * -1
+    jit.scale_strided(t.T, -1.0)  # Fortran-ordered view
+    np.testing.assert_array_equal(t, expected_t)
+
+
+def test_identity_layout_rejects_non_contiguous(jit):
+    a = np.zeros((4, 8), np.float64)[:, ::2]
+    with pytest.raises(ValueError, match=r"scale2d\(\): argument 0 expects memref<\?x4xf64>.*C-contiguous"):
+        jit.scale2d(a, 2.0)
+    x = np.zeros(32, np.float32)[::2]
+    with pytest.raises(ValueError, match=r"add\(\): argument 2 expects memref<\?xf32>.*non-contiguous"):
+        jit.add(np.zeros(16, np.float32), np.zeros(16, np.float32), x)
+
+
+def test_read_only_array_raises(jit):
+    a = np.zeros(16, np.float32)
+    c = np.zeros(16, np.float32)
+    c.flags.writeable = False
+    with pytest.raises(ValueError, match=r"add\(\): argument 2 expects memref<\?xf32>, got a read-only"):
+        jit.add(a, a, c)
+    np.testing.assert_array_equal(c, 0)
+
+
+def test_unranked_parameter_checks_dtype_only(jit):
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    assert jit.sum_unranked(a) == pytest.approx(float(a.sum()))
+    v = a[::2, 1:]  # views pass their strides
+    assert jit.sum_unranked(v) == pytest.approx(float(v.sum()))
+    with pytest.raises(TypeError, match=r"sum_unranked\(\): argument 0 expects memref<\*xf32>.*float64"):
+        jit.sum_unranked(a.astype(np.float64))
+
+
+def test_zero_d_and_static_shapes(jit):
+    assert jit.zero_d(np.array(6.5, np.float32)) == 6.5
+    a = np.arange(6, dtype=np.int64).reshape(2, 3)
+    assert jit.static_shape(a) == a[1, 2]
+    with pytest.raises(ValueError, match=r"static_shape\(\): argument 0 expects memref<2x3xi64> "
+                                         r"\(shape \(2, 3\)\), got .*shape \(3, 2\)"):
+        jit.static_shape(a.reshape(3, 2))
+
+
+@pytest.mark.parametrize("bad, error, given", [
+    (np.zeros(16, np.float64), TypeError, r"a float64 \('<f8'\) array of shape \(16,\)"),
+    (np.zeros((4, 4), np.float32), ValueError, r"a float32 \('<f4'\) array of shape \(4, 4\)"),
+    ([0.0] * 16, TypeError, r"list \["),
+    (np.zeros(16, ">f4"), ValueError, r"a big-endian float32.*newbyteorder"),
+])
+def test_wrong_argument_names_function_index_type_and_value(jit, bad, error, given):
+    ok = np.zeros(16, np.float32)
+    with pytest.raises(error, match=r"^add\(\): argument 1 expects memref<\?xf32> .*got " + given):
+        jit.add(ok, bad, ok)
+
+
+def test_wrong_arity(jit):
+    a = np.zeros(4, np.float32)
+    with pytest.raises(TypeError, match=r"add\(\) takes 3 arguments \(memref<\?xf32>, memref<\?xf32>, "
+                                        r"memref<\?xf32>\), got 2"):
+        jit.add(a, a)
+    with pytest.raises(TypeError, match=r"nothing\(\) takes 0 arguments \(\), got 1"):
+        jit.nothing(1)
+
+
+def test_unknown_and_private_functions(jit):
+    with pytest.raises(AttributeError, match=r"no function @nope; public functions: add, "):
+        jit.nope
+    with pytest.raises(AttributeError, match=r"only a private @helper"):
+        jit.call("helper", 1.0)
+    assert "helper" not in jit.functions and "add" in jit.functions
+
+
+def test_empty_and_signless_unsigned_arrays(jit):
+    e = np.zeros(0, np.float32)
+    jit.add(e, e, e)  # an empty array has no buffer to export; still a valid memref
+    a = np.arange(6, dtype=np.uint64).reshape(2, 3)  # i64 is signless: uint64 has the same bits
+    assert jit.static_shape(a) == 5
+
+
+# --- scalars ----------------------------------------------------------------------------
+
+def test_scalar_arguments_and_results_of_every_type(jit):
+    args = (True, np.int8(-3), 300, np.int32(-7), 2**40, 21, 1.5, np.float32(3.0), 0.25)
+    got = jit.scalars(*args)
+    assert isinstance(got, tuple) and len(got) == 9
+    b, i8, i16, i32, i64, ix, h, f, d = got
+    assert b is (not True)
+    assert i8 == int(np.int8(-3) + np.int8(1))
+    assert i16 == int((np.int16(300).astype(np.int32) * 300).astype(np.int16))
+    assert i32 == -7 and i64 == 2**40 + 1 and ix == 42
+    assert h == float(np.float16(1.5) + np.float16(1.5)) and f == 9.0 and d == -0.25
+    assert all(type(v) is t for v, t in zip(got, (bool, int, int, int, int, int, float, float, float)))
+
+
+def test_signless_integers_accept_the_unsigned_range(jit):
+    got = jit.scalars(False, 255, 0, np.uint32(2**32 - 1), 2**64 - 1, 0, 0.0, 0.0, 0.0)
+    assert got[0] is True
+    assert got[1] == int(np.uint8(255).view(np.int8)) + 1
+    assert got[3] == -1 and got[4] == 0  # 2**64 - 1 is -1 as i64; + 1 wraps to 0
+
+
+@pytest.mark.parametrize("index, value, error, message", [
+    (2, 70000, ValueError, r"argument 2 expects i16 \(an integer in \[-32768, 65535\]\), got int 70000"),
+    (3, 1.5, TypeError, r"argument 3 expects i32 \(an integer\), got float 1.5"),
+    (0, 2, TypeError, r"argument 0 expects i1 \(a bool\), got int 2"),
+    (7, "x", TypeError, r"argument 7 expects f32 \(a real number\), got str 'x'"),
+    (7, 1e300, ValueError, r"argument 7 expects f32 \(a real number\), got float 1e\+300, out of range"),
+    (8, 1j, TypeError, r"argument 8 expects f64 \(a real number\), got complex 1j"),
+])
+def test_bad_scalars(jit, index, value, error, message):
+    args = [True, 1, 1, 1, 1, 1, 1.0, 1.0, 1.0]
+    args[index] = value
+    with pytest.raises(error, match=r"^scalars\(\): " + message):
+        jit.scalars(*args)
+
+
+def test_single_scalar_and_complex_results(jit):
+    assert jit.negate(2.5) == -2.5 and type(jit.negate(1)) is float
+    a, b = 1 + 2j, np.complex64(0.5 - 1j)
+    r, s = jit.cmul(a, b)
+    assert r == a * a and s == complex(b + b)
+    assert jit.cneg(3 - 4j) == -(3 - 4j)
+    assert jit.cneg(2.0) == -2.0 + 0j  # a real number is a complex number
+
+
+# --- memref results and who owns them ---------------------------------------------------
+
+def test_jit_allocated_result_owns_and_frees_its_memory(jit):
+    r = jit.alloc_fill(5, 1.25)
+    np.testing.assert_array_equal(r, np.full(5, 1.25, np.float32))
+    assert r.dtype == np.float32 and r.flags.writeable
+    owner = r.base.owner
+    assert isinstance(owner, NativeAllocation)
+    alive = weakref.ref(owner)
+    view = r[1:3]
+    del r, owner
+    gc.collect()
+    assert alive() is not None  # a view of the result keeps the memory
+    np.testing.assert_array_equal(view, np.full(2, 1.25, np.float32))
+    del view
+    gc.collect()
+    assert alive() is None
+
+
+def test_ten_thousand_4mb_results_leave_memory_flat(jit):
+    n = 1 << 20  # 4 MiB of f32
+    for _ in range(50):  # warm up the allocator
+        jit.alloc_touch(n)
+    start = rss_bytes()
+    for i in range(10_000):
+        r = jit.alloc_touch(n)
+        if i % 1000 == 0:
+            assert r[0] == 1.0 and r[1024] == 1.0
+            assert rss_bytes() - start < 256 << 20, f"memory grew by {(rss_bytes() - start) >> 20} MiB"
+    del r
+    assert rss_bytes() - start < 256 << 20
+
+
+def test_result_inside_an_input_is_a_view_that_keeps_it_alive(jit):
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    row = jit.row(a, 1)
+    np.testing.assert_array_equal(row, a[1])
+    assert row.base.owner is a
+    row[0] = -1
+    assert a[1, 0] == -1
+    alive = weakref.ref(a)
+    del a
+    gc.collect()
+    assert alive() is not None
+    np.testing.assert_array_equal(row, [-1, 5, 6, 7])
+
+
+def test_unranked_result(jit):
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    u = jit.unranked_result(a)
+    assert u.shape == (2, 3) and u.base.owner is a
+    np.testing.assert_array_equal(u, a)
+
+
+def test_global_result_keeps_the_engine_alive_and_is_read_only():
+    jit = JitModule(KERNELS)
+    t = jit.table()
+    np.testing.assert_array_equal(t, np.array([1.0, 2.0, 4.0], np.float32))
+    assert t.base.owner is jit and not t.flags.writeable
+    alive = weakref.ref(jit)
+    del jit
+    gc.collect()
+    assert alive() is not None
+    np.testing.assert_array_equal(t, [1.0, 2.0, 4.0])
+    del t
+    gc.collect()
+    assert alive() is None
+
+
+def test_several_results_share_one_owner_per_buffer(jit):
+    a = np.ones(3, np.float32)
+    m, x, same_a, m_again = jit.pair(4, a)
+    np.testing.assert_array_equal(m, np.full(4, 7, np.int32))
+    assert x == 2.5 and same_a.base.owner is a
+    assert m.base.owner is m_again.base.owner  # returned twice, freed once
+    assert isinstance(m.base.owner, NativeAllocation)
+
+
+# --- sources and the module -------------------------------------------------------------
+
+def test_sources_text_path_and_module(tmp_path):
+    from mlir.ir import Context, Module
+
+    src = "func.func @twice(%x: i32) -> i32 {\n %r = arith.addi %x, %x : i32\n return %r : i32\n}\n"
+    path = tmp_path / "twice.mlir"
+    path.write_text(src)
+    assert JitModule(path).twice(21) == 42
+    assert JitModule(str(path)).twice(-4) == -8
+    with Context():
+        module = Module.parse(src)
+        before = str(module)
+        assert JitModule(module).twice(5) == 10
+        assert str(module) == before  # not mutated: no emit_c_interface, not lowered
+    with pytest.raises(TypeError, match="source: expected MLIR text, a path or an ir.Module, got int"):
+        JitModule(42)
+
+
+def test_signatures_are_read_before_lowering(jit):
+    sig = jit.signatures["row"]
+    assert str(sig) == "@row(memref<?x?xf32>, index) -> memref<?xf32, strided<[1], offset: ?>>"
+    assert jit.signatures["helper"].public is False
+    assert jit.add.signature.inputs[0].mlir == "memref<?xf32>"
+    assert "llvm.emit_c_interface" in str(jit.module)
+
+
+def test_unsupported_parameter_type_is_named():
+    jit = JitModule("func.func @v(%x: vector<4xf32>) -> f32 {\n"
+                    " %r = vector.reduction <add>, %x : vector<4xf32> into f32\n return %r : f32\n}\n")
+    with pytest.raises(TypeError, match=r"v\(\): argument 0 has type vector<4xf32>, which JitModule cannot pass"):
+        jit.v(np.zeros(4, np.float32))
+
+
+# --- threads ----------------------------------------------------------------------------
+
+def test_concurrent_calls_from_several_threads(jit):
+    errors = []
+
+    def work(seed):
+        rng = np.random.default_rng(seed)
+        try:
+            for _ in range(300):
+                n = int(rng.integers(1, 64))
+                a, b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+                c = np.empty(n, np.float32)
+                jit.add(a, b, c)
+                np.testing.assert_array_equal(c, a + b)
+                r = jit.alloc_fill(n, float(seed))
+                np.testing.assert_array_equal(r, np.full(n, seed, np.float32))
+                assert jit.negate(float(seed)) == -seed
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors

@@ -1,0 +1,172 @@
+"""JitModule.register_callback: signatures from declarations, views, results, errors, lifetime."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+import numpy as np
+import pytest
+
+pytest.importorskip("mlir.execution_engine")
+
+from memref_runtime import JitModule  # noqa: E402
+
+pytestmark = pytest.mark.jit
+
+CALLBACKS = r"""
+func.func private @visit(memref<?x?xf32>, f32) -> f32 attributes {llvm.emit_c_interface}
+func.func private @visit_unranked(memref<*xf32>) attributes {llvm.emit_c_interface}
+func.func private @exploded(memref<?xf64>, index) -> i32
+func.func private @minmax(i64) -> (i64, f64, i1) attributes {llvm.emit_c_interface}
+
+func.func @run(%a: memref<?x?xf32>, %s: f32) -> f32 {
+  %r = call @visit(%a, %s) : (memref<?x?xf32>, f32) -> f32
+  %u = memref.cast %a : memref<?x?xf32> to memref<*xf32>
+  call @visit_unranked(%u) : (memref<*xf32>) -> ()
+  return %r : f32
+}
+func.func @run_exploded(%a: memref<?xf64>) -> i32 {
+  %c3 = arith.constant 3 : index
+  %r = call @exploded(%a, %c3) : (memref<?xf64>, index) -> i32
+  return %r : i32
+}
+func.func @run_minmax(%x: i64) -> (i64, f64, i1) {
+  %a, %b, %c = call @minmax(%x) : (i64) -> (i64, f64, i1)
+  return %a, %b, %c : i64, f64, i1
+}
+"""
+
+
+def make(**callbacks):
+    jit = JitModule(CALLBACKS)
+    defaults = {"visit": lambda a, s: 0.0, "visit_unranked": lambda u: None,
+                "exploded": lambda a, n: 0, "minmax": lambda x: (0, 0.0, False)}
+    for name, fn in {**defaults, **callbacks}.items():
+        jit.register_callback(name, fn)
+    return jit
+
+
+def test_memref_arguments_are_views_and_a_scalar_result_comes_back():
+    seen = []
+
+    def visit(view, s):
+        seen.append((view.shape, view.dtype, view.copy()))
+        view[0, 0] = 100.0  # writes reach the caller's array
+        return float(view.sum() * s)
+
+    def visit_unranked(u):
+        seen.append(("unranked", u.shape, u[0, 0]))
+
+    jit = make(visit=visit, visit_unranked=visit_unranked)
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    expected_view = a.copy()
+    expected_a = a.copy()
+    expected_a[0, 0] = 100.0
+    result = jit.run(a, 2.0)
+    assert result == pytest.approx(float(expected_a.sum() * 2))
+    np.testing.assert_array_equal(a, expected_a)
+    assert seen[0][0] == (2, 3) and seen[0][1] == np.float32
+    np.testing.assert_array_equal(seen[0][2], expected_view)
+    assert seen[1] == ("unranked", (2, 3), 100.0)
+
+
+def test_declaration_without_c_interface_gets_exploded_descriptor_fields():
+    got = {}
+
+    def exploded(view, n):
+        got["view"], got["n"] = view.copy(), n
+        view[:] *= 2
+        return int(view.size * 10 + n)
+
+    jit = make(exploded=exploded)
+    a = np.array([1.0, 2.0, 4.0])
+    assert jit.run_exploded(a) == 33
+    np.testing.assert_array_equal(got["view"], [1.0, 2.0, 4.0])
+    assert got["n"] == 3
+    np.testing.assert_array_equal(a, [2.0, 4.0, 8.0])
+
+
+def test_several_results_go_through_the_out_parameter():
+    jit = make(minmax=lambda x: (x * 2, x / 4, x > 0))
+    assert jit.run_minmax(10) == (20, 2.5, True)
+    assert jit.run_minmax(-3) == (-6, -0.75, False)
+
+
+def test_exception_in_a_callback_is_raised_by_the_call():
+    class Boom(Exception):
+        pass
+
+    def visit(view, s):
+        raise Boom(f"bad value {s}")
+
+    jit = make(visit=visit)
+    with pytest.raises(Boom, match="bad value 3.0") as info:
+        jit.run(np.zeros((2, 2), np.float32), 3.0)
+    assert any("callback @visit" in note for note in info.value.__notes__)
+    # The module still works after an error.
+    jit2 = make(visit=lambda v, s: s)
+    assert jit2.run(np.zeros((1, 1), np.float32), 1.5) == 1.5
+
+
+def test_a_wrong_return_value_is_reported_not_lost():
+    jit = make(visit=lambda v, s: "not a number")
+    with pytest.raises(TypeError, match=r"callback @visit: result 0 expects f32 \(a real number\), got str"):
+        jit.run(np.zeros((1, 1), np.float32), 1.0)
+    jit = make(minmax=lambda x: (1, 2.0))
+    with pytest.raises(TypeError, match=r"callback @minmax: expected 3 results \(i64, f64, i1\)"):
+        jit.run_minmax(1)
+
+
+def test_callback_lives_as_long_as_the_engine():
+    calls = []
+
+    def visit(view, s):
+        calls.append(s)
+        return s
+
+    jit = make(visit=visit)
+    alive = weakref.ref(visit)
+    del visit
+    gc.collect()
+    assert alive() is not None
+    assert jit.run(np.zeros((1, 1), np.float32), 4.0) == 4.0
+    assert calls == [4.0]
+    del jit, calls
+    gc.collect()
+    assert alive() is None
+
+
+def test_registration_errors():
+    jit = JitModule(CALLBACKS)
+    with pytest.raises(ValueError, match=r"register_callback\('nope'\): the module has no declaration @nope.*"
+                                         r"declarations: @visit, @visit_unranked, @exploded, @minmax"):
+        jit.register_callback("nope", print)
+    with pytest.raises(ValueError, match=r"register_callback\('run'\): the module defines @run"):
+        jit.register_callback("run", print)
+    with pytest.raises(TypeError, match="expected a callable, got int"):
+        jit.register_callback("visit", 3)
+
+
+def test_missing_callback_fails_to_link_with_a_clear_error():
+    jit = JitModule(CALLBACKS)
+    jit.register_callback("visit", lambda v, s: s)
+    with pytest.raises(RuntimeError, match=r"could not link the module(.|\n)*without a registered callback: "
+                                           r"@visit_unranked, @exploded, @minmax"):
+        jit.run(np.zeros((1, 1), np.float32), 1.0)
+    with pytest.raises(RuntimeError, match="could not link"):  # and keeps saying so
+        jit.run(np.zeros((1, 1), np.float32), 1.0)
+
+
+def test_registering_after_the_first_call_raises():
+    jit = make()
+    jit.run(np.zeros((1, 1), np.float32), 1.0)
+    with pytest.raises(RuntimeError, match=r"register every callback before the first call"):
+        jit.register_callback("visit", lambda v, s: s)
+
+
+def test_callback_types_the_c_abi_cannot_carry_are_refused():
+    jit = JitModule("func.func private @h(f16) attributes {llvm.emit_c_interface}\n"
+                    "func.func @f(%x: f16) {\n call @h(%x) : (f16) -> ()\n return\n}\n")
+    with pytest.raises(TypeError, match=r"callback @h: argument 0 has type f16, which a callback cannot take"):
+        jit.register_callback("h", print)

@@ -1,0 +1,150 @@
+"""lower_to_llvm and the default pipelines: the dialects they handle, and their errors."""
+
+from __future__ import annotations
+
+import math
+import os
+import shlex
+import subprocess
+
+import numpy as np
+import pytest
+
+pytest.importorskip("mlir.execution_engine")
+
+from memref_runtime import (DEFAULT_PIPELINE, TENSOR_PIPELINE, JitModule, LoweringError,  # noqa: E402
+                            TranslationError, lower_to_llvm)
+
+pytestmark = pytest.mark.jit
+
+MIXED_DIALECTS = r"""
+func.func @mixed(%m: memref<8xf32>, %x: f64, %z: complex<f64>, %i: index) -> (f32, f64, complex<f64>, index) {
+  %c0 = arith.constant 0 : index
+  %pad = arith.constant 0.0 : f32
+  %v = vector.transfer_read %m[%c0], %pad : memref<8xf32>, vector<8xf32>
+  %s = vector.reduction <add>, %v : vector<8xf32> into f32
+  %acc = affine.for %k = 0 to 8 iter_args(%a = %s) -> f32 {
+    %e = affine.load %m[%k] : memref<8xf32>
+    %t = math.tanh %e : f32
+    %y = arith.addf %a, %t : f32
+    affine.yield %y : f32
+  }
+  %erf = math.erf %x : f64
+  %c = complex.exp %z : complex<f64>
+  %j = index.mul %i, %i
+  %cond = arith.cmpi sgt, %j, %c0 : index
+  %r = scf.if %cond -> f32 {
+    scf.yield %acc : f32
+  } else {
+    scf.yield %s : f32
+  }
+  return %r, %erf, %c, %j : f32, f64, complex<f64>, index
+}
+"""
+
+TENSORS = r"""
+func.func @axpy(%a: f32, %x: tensor<?xf32>, %y: tensor<?xf32>) -> tensor<?xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?xf32>
+  %e = tensor.empty(%n) : tensor<?xf32>
+  %ax = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+                        iterator_types = ["parallel"]} ins(%x : tensor<?xf32>) outs(%e : tensor<?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.mulf %a, %in : f32
+    linalg.yield %m : f32
+  } -> tensor<?xf32>
+  %r = linalg.add ins(%ax, %y : tensor<?xf32>, tensor<?xf32>) outs(%y : tensor<?xf32>) -> tensor<?xf32>
+  return %r : tensor<?xf32>
+}
+"""
+
+
+def test_default_pipeline_lowers_vector_affine_math_complex_index_scf():
+    jit = JitModule(MIXED_DIALECTS)
+    assert jit.pipeline == DEFAULT_PIPELINE
+    m = np.linspace(-1, 1, 8, dtype=np.float32)
+    r, erf, c, j = jit.mixed(m, 0.5, 1 + 1j, 3)
+    assert r == pytest.approx(float(m.sum() + np.tanh(m).sum()), abs=1e-5)
+    assert erf == pytest.approx(math.erf(0.5))
+    assert c == pytest.approx(np.exp(1 + 1j))
+    assert j == 9
+
+
+def test_tensor_programs_bufferize_and_leave_inputs_alone():
+    jit = JitModule(TENSORS)
+    assert jit.pipeline == TENSOR_PIPELINE
+    x = np.arange(5, dtype=np.float32)
+    y = np.ones(5, np.float32)
+    y.flags.writeable = False  # tensors are values: a read-only input is fine
+    before = y.copy()
+    r = jit.axpy(2.0, x, y)
+    np.testing.assert_array_equal(r, 2 * x + before)
+    np.testing.assert_array_equal(y, before)
+    assert r.flags.writeable and r.base.owner is not x and r.base.owner is not y
+    # Identity layout at the boundary: a strided view is refused, not misread.
+    with pytest.raises(ValueError, match=r"axpy\(\): argument 1 expects tensor<\?xf32>.*C-contiguous"):
+        jit.axpy(2.0, np.arange(10, dtype=np.float32)[::2], np.ones(5, np.float32))
+
+
+def test_lower_to_llvm_on_text_and_module_in_place():
+    from mlir.ir import Context, Module
+
+    src = "func.func @f(%x: i32) -> i32 {\n return %x : i32\n}\n"
+    with Context():
+        lowered = lower_to_llvm(src)
+        assert "llvm.func @f" in str(lowered)
+        module = Module.parse(src)
+        assert lower_to_llvm(module) is module and "llvm.func @f" in str(module)
+
+
+def test_untranslatable_op_is_named_with_mlir_diagnostic():
+    # Without math lowering, math.erf survives to the translation to LLVM IR.
+    pipeline = "builtin.module(convert-arith-to-llvm,convert-func-to-llvm,reconcile-unrealized-casts)"
+    src = "func.func @f(%x: f64) -> f64 {\n %y = math.erf %x : f64\n return %y : f64\n}\n"
+    with pytest.raises(TranslationError, match=r"ops not lowered to the LLVM dialect: math\.erf") as info:
+        JitModule(src, pipeline=pipeline)
+    assert info.value.ops == ["math.erf"]
+    assert any("math.erf" in d and "LLVM" in d for d in info.value.diagnostics)
+    assert "error: " in str(info.value)
+
+
+LOOP_YIELDING_NEW_TENSOR = r"""
+func.func @f(%t: tensor<4xf32>, %n: index) -> tensor<4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %t) -> tensor<4xf32> {
+    %e = tensor.empty() : tensor<4xf32>
+    %x = tensor.extract %acc[%c0] : tensor<4xf32>
+    %one = arith.constant 1.0 : f32
+    %y = arith.addf %x, %one : f32
+    %f = linalg.fill ins(%y : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+    scf.yield %f : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+"""
+
+
+def test_pass_failure_names_pipeline_and_writes_a_reproducer():
+    # Without allow-return-allocs-from-loops, one-shot bufferization rejects the loop.
+    with pytest.raises(LoweringError) as info:
+        JitModule(LOOP_YIELDING_NEW_TENSOR)
+    pipeline = TENSOR_PIPELINE
+    error = info.value
+    text = str(error)
+    assert f"pipeline: {pipeline}" in text and error.pipeline == pipeline
+    assert error.diagnostics and all(d in text for d in error.diagnostics)
+    assert "Yield operand #0 is not equivalent" in text
+    assert error.reproducer and os.path.exists(error.reproducer) and error.reproducer in text
+    with open(error.reproducer) as f:
+        assert "scf.yield" in f.read()  # the input IR, before any pass ran
+    command = text.split("reproduce with: ", 1)[1].strip()
+    assert "--pass-pipeline=" in command
+    run = subprocess.run(shlex.split(command), capture_output=True, text=True, timeout=60)
+    assert run.returncode != 0 and "error" in run.stderr
+    os.remove(error.reproducer)
+
+
+def test_bad_pipeline_text_is_a_lowering_error():
+    with pytest.raises(LoweringError, match=r"pipeline: builtin.module\(no-such-pass\)(.|\n)*no-such-pass"):
+        JitModule("func.func @f() {\n return\n}\n", pipeline="builtin.module(no-such-pass)")
