@@ -22,7 +22,6 @@ A site configuration (lit.site.cfg.py, written by CMake) may preset `config.pyth
 import hashlib
 import json
 import os
-import re
 import shlex
 import shutil
 import subprocess
@@ -69,7 +68,7 @@ bindings = params.get("mlir_bindings", "mlir")
 # Runs under `python` (not under lit's interpreter) so that every feature describes the
 # environment the tests really run in. A crash in the JIT check only loses host-supports-jit.
 PROBE = r"""
-import importlib, importlib.metadata as md, importlib.util, json, os, platform, sys, sysconfig
+import importlib, importlib.util, json, os, platform, sys, sysconfig
 
 bindings = sys.argv[1]
 found = {"machine": platform.machine(), "scripts_dir": sysconfig.get_path("scripts")}
@@ -85,8 +84,18 @@ found["bindings_dirs"] = package_dirs(bindings)
 found["llvm_dirs"] = package_dirs("llvm")
 found["has_ml_dtypes"] = importlib.util.find_spec("ml_dtypes") is not None
 found["has_filecheck"] = importlib.util.find_spec("filecheck") is not None
-found["bindings_version"] = next(
-    (md.version(d) for d in md.packages_distributions().get(bindings, [])), None)
+
+def mlir_major():
+    # The runtime's own answer (distribution version, else the provider's opt tool --version).
+    os.environ["MEMREF_RUNTIME_BINDINGS"] = bindings
+    sys.path.insert(0, sys.argv[2])
+    from memref_runtime.bindings import mlir_major_version
+    return mlir_major_version()
+
+try:
+    found["mlir_major"] = mlir_major()
+except Exception:
+    found["mlir_major"] = None
 
 def jit_works():
     ir = importlib.import_module(bindings + ".ir")
@@ -107,7 +116,7 @@ def probe_python(python: str, bindings: str) -> dict:
     """What `python` can import and where it keeps the MLIR/LLVM packages (one JSON per line)."""
     try:
         out = subprocess.run(
-            [python, "-c", PROBE, bindings], capture_output=True, text=True, timeout=120
+            [python, "-c", PROBE, bindings, os.path.join(repo_root, "runtime")], capture_output=True, text=True, timeout=120
         )
         found = {"jit": False}
         for line in out.stdout.splitlines():
@@ -225,31 +234,7 @@ for key in sorted(PATH_SUBSTITUTIONS, key=len, reverse=True):
 JIT_MACHINES = {"x86_64", "amd64", "aarch64", "arm64"}
 
 
-def mlir_major_version():
-    """MLIR major version: the bindings' distribution version, or else `mlir-opt --version`."""
-    sources = [lambda: probe["bindings_version"], mlir_opt_version]
-    for source in sources:
-        # An LLVM version; torch-mlir's date-based versions (20240127.1096) say nothing about MLIR.
-        match = re.match(r"(\d{1,3})\.\d", source() or "")
-        if match:
-            return int(match.group(1))
-    return None
-
-
-# The opt tool that ships with each bindings package tells its LLVM version.
-VERSION_TOOL = {"mlir": "mlir-opt", "torch_mlir": "torch-mlir-opt"}
-
-
-def mlir_opt_version():
-    tool = find_tool(VERSION_TOOL.get(bindings, "mlir-opt"), "mlir_tools")
-    if not tool:
-        return None
-    out = subprocess.run([tool, "--version"], capture_output=True, text=True)
-    match = re.search(r"LLVM version (\S+)", out.stdout)
-    return match and match.group(1)
-
-
-mlir_major = mlir_major_version()
+mlir_major = probe["mlir_major"]
 # Feature: the first MLIR major version that gives it. LLVM 22 assertion builds abort when
 # lowering memref.load/store of i1, so tests with i1 memrefs require `mlir-i1-memref`.
 MIN_MLIR_VERSION_FEATURES = {"mlir-i1-memref": 23}

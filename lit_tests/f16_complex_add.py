@@ -2,49 +2,13 @@
 # REQUIRES: host-supports-jit
 """Element-wise adds of f16, complex<f32> and complex<f64> memrefs, checked against NumPy."""
 
-import ctypes
-import gc
-import sys
 
 import numpy as np
 
 from mlir.ir import *
-from mlir.passmanager import *
 from mlir.execution_engine import *
 from memref_runtime.np_to_memref import *
-
-PIPELINE = (
-    "builtin.module(convert-linalg-to-loops,expand-strided-metadata,lower-affine,"
-    "convert-scf-to-cf,convert-complex-to-llvm,finalize-memref-to-llvm,convert-math-to-llvm,"
-    "convert-arith-to-llvm,convert-index-to-llvm,convert-func-to-llvm,convert-cf-to-llvm,"
-    "reconcile-unrealized-casts)"
-)
-
-
-def log(*args):
-    print(*args, file=sys.stderr, flush=True)
-
-
-def run(f):
-    log("\nTEST:", f.__name__)
-    f()
-    gc.collect()
-    assert Context._get_live_count() == 0
-
-
-def lower(module):
-    PassManager.parse(PIPELINE).run(module.operation)
-    return module
-
-
-def unranked_arg(array):
-    """The `memref**` the C interface expects for an unranked memref argument."""
-    return ctypes.pointer(ctypes.pointer(get_unranked_memref_descriptor(array)))
-
-
-def memref_arg(array):
-    """The `memref**` the C interface expects for a ranked memref argument."""
-    return ctypes.pointer(ctypes.pointer(get_ranked_memref_descriptor(array)))
+from memref_runtime.testing import log, run, lower, memref_arg, unranked_arg
 
 
 # out[i] = a[i] + b[i] over memref<?xT>, with `add` the op for T; @add_unranked does the

@@ -8,13 +8,10 @@ import sys
 
 import memref_runtime
 from mlir.ir import Context, Module
+from memref_runtime.testing import log
 
 MLIR_INPUTS = sys.argv[1]
 REPO_ROOT = os.path.dirname(os.path.abspath(MLIR_INPUTS))
-
-
-def log(*args):
-    print(*args, file=sys.stderr, flush=True)
 
 
 # memref_runtime comes from runtime/ through PYTHONPATH, so no `pip install -e` is needed.

@@ -6,23 +6,12 @@ MLIR 22's assertion builds abort the whole process when lowering memref.load/sto
 hence `mlir-i1-memref` (MLIR >= 23, e.g. torch-mlir's bindings: -D mlir_bindings=torch_mlir).
 """
 
-import gc
-import sys
+import numpy as np
 
 from mlir.ir import *
-from mlir.passmanager import *
 from mlir.execution_engine import *
 from memref_runtime.np_to_memref import *
-
-
-def log(*args):
-    print(*args, file=sys.stderr, flush=True)
-
-
-def run(f):
-    log("\nTEST:", f.__name__)
-    f()
-    gc.collect()
+from memref_runtime.testing import log, run, lower, memref_arg
 
 
 # CHECK-LABEL: TEST: testNotAndCountI1
@@ -48,17 +37,12 @@ func.func @not_and_count(%a: memref<?xi1, strided<[?], offset: ?>>, %count: memr
   return
 }
 """)
-        PassManager.parse("builtin.module(expand-strided-metadata,convert-scf-to-cf,finalize-memref-to-llvm,"
-                          "convert-arith-to-llvm,convert-func-to-llvm,convert-cf-to-llvm,"
-                          "reconcile-unrealized-casts)").run(module.operation)
-        engine = ExecutionEngine(module)
+        engine = ExecutionEngine(lower(module))
         flags = np.array([True, False, True, True, False, False])
         count = np.array(0, np.int64)
         # Every other element, from the end: flags[5], flags[3], flags[1] = False, True, False.
         view = flags[::-2]
-        engine.invoke("not_and_count",
-                      ctypes.pointer(ctypes.pointer(get_ranked_memref_descriptor(view))),
-                      ctypes.pointer(ctypes.pointer(get_ranked_memref_descriptor(count))))
+        engine.invoke("not_and_count", memref_arg(view), memref_arg(count))
         # CHECK: count 1
         # CHECK-NEXT: flags [True, True, True, False, False, True]
         # CHECK-NEXT: bytes [1, 1, 1, 0, 0, 1]

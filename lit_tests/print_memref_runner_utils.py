@@ -1,63 +1,24 @@
-# RUN: %PYTHON %s %mlir_inputs %mlir_runner_utils %mlir_c_runner_utils 2>&1 | FileCheck %s
+# RUN: %PYTHON %s %mlir_runner_utils %mlir_c_runner_utils 2>&1 | FileCheck %s
 # REQUIRES: host-supports-jit, runner-utils
 """printMemrefF32 from the runner-utils libraries prints NumPy data passed to JIT code."""
 
-import ctypes
-import ctypes.util
-import gc
-import os
 import sys
 
 import numpy as np
 
 from mlir.ir import *
-from mlir.passmanager import *
 from mlir.execution_engine import *
 from memref_runtime.np_to_memref import *
+from memref_runtime.testing import log, run, lower, memref_arg, parse_input, flush_c_stdout
 
-MLIR_INPUTS, *RUNNER_UTILS_LIBS = sys.argv[1:]
-PIPELINE = (
-    "builtin.module(convert-linalg-to-loops,expand-strided-metadata,lower-affine,"
-    "convert-scf-to-cf,convert-complex-to-llvm,finalize-memref-to-llvm,convert-math-to-llvm,"
-    "convert-arith-to-llvm,convert-index-to-llvm,convert-func-to-llvm,convert-cf-to-llvm,"
-    "reconcile-unrealized-casts)"
-)
-
-
-def log(*args):
-    print(*args, file=sys.stderr, flush=True)
-
-
-def run(f):
-    log("\nTEST:", f.__name__)
-    f()
-    gc.collect()
-    assert Context._get_live_count() == 0
-
-
-def lower(module):
-    PassManager.parse(PIPELINE).run(module.operation)
-    return module
-
-
-def parse_input(name):
-    with open(os.path.join(MLIR_INPUTS, name)) as f:
-        return Module.parse(f.read())
-
-
-def memref_arg(array):
-    """The `memref**` the C interface expects for a ranked memref argument."""
-    return ctypes.pointer(ctypes.pointer(get_ranked_memref_descriptor(array)))
+RUNNER_UTILS_LIBS = sys.argv[1:]
 
 
 # printMemrefF32 writes to the C stdout, which is buffered apart from Python's stderr; flushing
 # it after each native call keeps the merged output in the order things happened.
-LIBC = ctypes.CDLL(ctypes.util.find_library("c"))
-
-
 def invoke_and_flush(engine, name, *args):
     engine.invoke(name, *args)
-    LIBC.fflush(None)
+    flush_c_stdout()
 
 
 # CHECK-LABEL: TEST: testPrintMemrefF32

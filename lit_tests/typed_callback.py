@@ -2,13 +2,10 @@
 # REQUIRES: host-supports-jit
 """A typed callback: the ctypes signature comes from the declaration; views write through."""
 
-import gc
-import sys
-
 import numpy as np
 
-from mlir.ir import *
 from memref_runtime import JitModule
+from memref_runtime.testing import log, run
 
 MODULE = r"""
 func.func private @visit(memref<?x?xf32>, index) -> f32 attributes {llvm.emit_c_interface}
@@ -26,17 +23,6 @@ func.func @walk(%a: memref<?x?xf32>) -> f32 {
   return %total : f32
 }
 """
-
-
-def log(*args):
-    print(*args, file=sys.stderr, flush=True)
-
-
-def run(f):
-    log("\nTEST:", f.__name__)
-    f()
-    gc.collect()
-    assert Context._get_live_count() == 0
 
 
 # CHECK-LABEL: TEST: testTypedCallback

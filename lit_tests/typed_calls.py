@@ -2,13 +2,10 @@
 # REQUIRES: host-supports-jit
 """Typed calls through JitModule: memref and scalar arguments, a memref result, several results."""
 
-import gc
-import sys
-
 import numpy as np
 
-from mlir.ir import *
 from memref_runtime import JitModule
+from memref_runtime.testing import log, run
 
 KERNELS = r"""
 func.func @add(%a: memref<?xf32>, %b: memref<?xf32>, %out: memref<?xf32>) {
@@ -42,17 +39,6 @@ func.func @row(%a: memref<?x?xi64>, %i: index) -> memref<?xi64, strided<[1], off
   return %r : memref<?xi64, strided<[1], offset: ?>>
 }
 """
-
-
-def log(*args):
-    print(*args, file=sys.stderr, flush=True)
-
-
-def run(f):
-    log("\nTEST:", f.__name__)
-    f()
-    gc.collect()
-    assert Context._get_live_count() == 0
 
 
 # CHECK-LABEL: TEST: testMemrefArguments

@@ -2,30 +2,16 @@
 # REQUIRES: host-supports-jit
 """The errors a wrong call raises: function, argument index, expected MLIR type, what was given."""
 
-import gc
-import sys
-
 import numpy as np
 
-from mlir.ir import *
 from memref_runtime import JitModule
+from memref_runtime.testing import log, run
 
 MODULE = r"""
 func.func @scale(%a: memref<?x4xf32>, %s: f32) {
   return
 }
 """
-
-
-def log(*args):
-    print(*args, file=sys.stderr, flush=True)
-
-
-def run(f):
-    log("\nTEST:", f.__name__)
-    f()
-    gc.collect()
-    assert Context._get_live_count() == 0
 
 
 def show(call):

@@ -5,23 +5,11 @@
 The shared checks hold for both runtimes; OURS checks what only memref_runtime gets right.
 """
 
-import gc
-import sys
-
 from mlir.ir import *
 from mlir.passmanager import *
 from mlir.execution_engine import *
 from mlir.runtime import *  # upstream's star import also hands out np and ctypes
-
-
-def log(*args):
-    print(*args, file=sys.stderr, flush=True)
-
-
-def run(f):
-    log("\nTEST:", f.__name__)
-    f()
-    gc.collect()
+from memref_runtime.testing import log, run
 
 
 # CHECK-LABEL: TEST: testWhichRuntime

@@ -1,57 +1,15 @@
-# RUN: %PYTHON %s %mlir_inputs 2>&1 | FileCheck %s
+# RUN: %PYTHON %s 2>&1 | FileCheck %s
 # REQUIRES: host-supports-jit
 """0-d and zero-size memrefs, ranked and unranked, reach Python callbacks."""
 
 import ctypes
-import gc
-import os
-import sys
 
 import numpy as np
 
 from mlir.ir import *
-from mlir.passmanager import *
 from mlir.execution_engine import *
 from memref_runtime.np_to_memref import *
-
-MLIR_INPUTS = sys.argv[1]
-PIPELINE = (
-    "builtin.module(convert-linalg-to-loops,expand-strided-metadata,lower-affine,"
-    "convert-scf-to-cf,convert-complex-to-llvm,finalize-memref-to-llvm,convert-math-to-llvm,"
-    "convert-arith-to-llvm,convert-index-to-llvm,convert-func-to-llvm,convert-cf-to-llvm,"
-    "reconcile-unrealized-casts)"
-)
-
-
-def log(*args):
-    print(*args, file=sys.stderr, flush=True)
-
-
-def run(f):
-    log("\nTEST:", f.__name__)
-    f()
-    gc.collect()
-    assert Context._get_live_count() == 0
-
-
-def lower(module):
-    PassManager.parse(PIPELINE).run(module.operation)
-    return module
-
-
-def parse_input(name):
-    with open(os.path.join(MLIR_INPUTS, name)) as f:
-        return Module.parse(f.read())
-
-
-def memref_arg(array):
-    """The `memref**` the C interface expects for a ranked memref argument."""
-    return ctypes.pointer(ctypes.pointer(get_ranked_memref_descriptor(array)))
-
-
-def unranked_arg(array):
-    """The `memref**` the C interface expects for an unranked memref argument."""
-    return ctypes.pointer(ctypes.pointer(get_unranked_memref_descriptor(array)))
+from memref_runtime.testing import log, run, lower, memref_arg, unranked_arg, parse_input
 
 
 CALLBACKS_MODULE = r"""

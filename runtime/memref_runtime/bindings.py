@@ -36,9 +36,23 @@ def bindings() -> SimpleNamespace:
                       + "; ".join(errors) + "); install xtc-mlir-python-bindings or torch-mlir")
 
 
-# The opt tool that ships with each provider (its --version names the LLVM it was built from),
-# relative to the provider's package folder.
-_VERSION_TOOLS = {"mlir": ("bin", "mlir-opt"), "torch_mlir": ("_mlir_libs", "torch-mlir-opt")}
+# The opt tool that ships with each provider, relative to its package folder: it runs the same
+# passes as the bindings, and its --version names the LLVM they were built from.
+_OPT_TOOLS = {"mlir": ("bin", "mlir-opt"), "torch_mlir": ("_mlir_libs", "torch-mlir-opt")}
+
+
+@functools.cache
+def opt_tool() -> str | None:
+    """The path of the bindings' own opt tool (mlir-opt, torch-mlir-opt), else mlir-opt on PATH."""
+    import shutil
+
+    name = bindings().name
+    relative = _OPT_TOOLS.get(name, ("bin", "mlir-opt"))
+    for folder in importlib.import_module(name).__path__:
+        tool = os.path.join(folder, *relative)
+        if os.access(tool, os.X_OK):
+            return tool
+    return shutil.which(relative[-1])
 
 
 @functools.cache
@@ -53,12 +67,10 @@ def mlir_major_version() -> int | None:
         match = re.match(r"(\d{1,3})\.\d", importlib.metadata.version(dist))
         if match:  # torch-mlir's date versions (20261001) do not match
             return int(match.group(1))
-    package_dirs = importlib.import_module(name).__path__
-    for folder in package_dirs:
-        tool = os.path.join(folder, *_VERSION_TOOLS.get(name, ("bin", "mlir-opt")))
-        if os.access(tool, os.X_OK):
-            out = subprocess.run([tool, "--version"], capture_output=True, text=True).stdout
-            match = re.search(r"LLVM version (\d+)", out)
-            if match:
-                return int(match.group(1))
+    tool = opt_tool()
+    if tool:
+        out = subprocess.run([tool, "--version"], capture_output=True, text=True).stdout
+        match = re.search(r"LLVM version (\d+)", out)
+        if match:
+            return int(match.group(1))
     return None

@@ -9,10 +9,9 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
-import shutil
 import tempfile
 
-from .bindings import bindings
+from .bindings import bindings, opt_tool
 
 # Everything after bufferization: the dialects the issue lists, down to the LLVM dialect.
 # expand-strided-metadata turns subviews and reinterpret_casts into descriptor arithmetic
@@ -128,10 +127,8 @@ def uses_tensors(module) -> bool:
 
 
 def mlir_opt_path() -> str:
-    """mlir-opt next to the bindings in use, else the one on PATH, else just the name."""
-    package = os.path.dirname(bindings().ir.__file__)
-    candidate = os.path.join(package, "bin", "mlir-opt")
-    return candidate if os.path.exists(candidate) else shutil.which("mlir-opt") or "mlir-opt"
+    """The opt tool of the bindings in use (mlir-opt, torch-mlir-opt), else just `mlir-opt`."""
+    return opt_tool() or "mlir-opt"
 
 
 def _write_reproducer(text: str) -> str | None:

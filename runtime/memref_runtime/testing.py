@@ -1,0 +1,80 @@
+"""Helpers for lit tests written like upstream MLIR's Python tests.
+
+A test keeps upstream's look (`from mlir.ir import *`, one function per case, `run(f)`) and
+imports from here only what it uses. Nothing here imports `mlir` at import time: `run` and
+`parse_input` import `mlir.ir` when called, by then whatever `mlir` means (the LLVM wheels, a
+build tree, or torch_mlir under `-D mlir_bindings=torch_mlir`) is settled.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import functools
+import gc
+import os
+import sys
+
+from .lowering import lower_to_llvm
+from .np_to_memref import get_ranked_memref_descriptor, get_unranked_memref_descriptor
+
+__all__ = ["log", "run", "lower", "memref_arg", "unranked_arg", "mlir_inputs", "parse_input",
+           "flush_c_stdout"]
+
+
+def log(*args) -> None:
+    """Prints `args` to stderr and flushes, so that the output keeps the order of events."""
+    print(*args, file=sys.stderr, flush=True)
+
+
+def run(f):
+    """Runs test case `f` under a `TEST: <name>` label; afterwards no MLIR Context may be alive."""
+    from mlir.ir import Context
+
+    log("\nTEST:", f.__name__)
+    f()
+    gc.collect()
+    assert Context._get_live_count() == 0
+    return f
+
+
+def lower(module, pipeline: str | None = None):
+    """Lowers `module` to the LLVM dialect in place and returns it (`lower_to_llvm`'s pipeline
+    unless `pipeline` is given)."""
+    return lower_to_llvm(module, pipeline)
+
+
+def memref_arg(array):
+    """The `memref**` the C interface expects for a ranked memref argument."""
+    return ctypes.pointer(ctypes.pointer(get_ranked_memref_descriptor(array)))
+
+
+def unranked_arg(array):
+    """The `memref**` the C interface expects for an unranked memref argument."""
+    return ctypes.pointer(ctypes.pointer(get_unranked_memref_descriptor(array)))
+
+
+def mlir_inputs() -> str:
+    """The folder of the shared MLIR modules: env `MLIR_INPUTS` (lit.cfg.py sets it to
+    `%mlir_inputs`), else `mlir_inputs/` of the source tree this package lives in."""
+    return os.environ.get("MLIR_INPUTS") or os.path.normpath(
+        os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "mlir_inputs"))
+
+
+def parse_input(name: str):
+    """Parses the shared module `mlir_inputs()/<name>` in the current Context."""
+    from mlir.ir import Module
+
+    with open(os.path.join(mlir_inputs(), name)) as f:
+        return Module.parse(f.read())
+
+
+@functools.cache
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(ctypes.util.find_library("c"))
+
+
+def flush_c_stdout() -> None:
+    """Flushes C's stdout (where printMemrefF32 and other native code print), which is buffered
+    apart from Python's streams; call it after such a native call to keep the order of events."""
+    _libc().fflush(None)
