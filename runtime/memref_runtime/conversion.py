@@ -68,15 +68,24 @@ class _RankedPlan(NamedTuple):
     pack_into: object
     itemsize: int
     alignment: int
+    element_strides: dict  # byte strides of C-contiguous arrays -> element strides
 
 
 _RANKED_PLANS: dict = {}
+_STRIDES_CACHE_LIMIT = 1024  # distinct shapes remembered per (dtype, rank); then start over
+
+
+def _contiguous_element_strides(cache: dict, byte_strides: tuple, itemsize: int) -> tuple:
+    if len(cache) >= _STRIDES_CACHE_LIMIT:
+        cache.clear()
+    strides = cache[byte_strides] = tuple(s // itemsize for s in byte_strides)
+    return strides
 
 
 def _ranked_plan(nparray, argument: str) -> _RankedPlan:
     et = _check_array(nparray, argument)
     cls = ranked_descriptor_type(nparray.ndim, et.ctype)
-    plan = _RankedPlan(cls, cls._packer_.pack_into, et.dtype.itemsize, et.dtype.alignment)
+    plan = _RankedPlan(cls, cls._packer_.pack_into, et.dtype.itemsize, et.dtype.alignment, {})
     _RANKED_PLANS[nparray.dtype, nparray.ndim] = plan
     return plan
 
@@ -84,13 +93,15 @@ def _ranked_plan(nparray, argument: str) -> _RankedPlan:
 def get_ranked_memref_descriptor(nparray: np.ndarray, *, argument: str = "nparray") -> ctypes.Structure:
     """Returns a ranked memref descriptor for the given numpy array."""
     plan = _RANKED_PLANS.get((nparray.dtype, nparray.ndim)) if type(nparray) is np.ndarray else None
-    cls, pack_into, itemsize, alignment = plan or _ranked_plan(nparray, argument)
+    cls, pack_into, itemsize, alignment, element_strides = plan or _ranked_plan(nparray, argument)
     try:
         # A writable C-contiguous array hands out its address through the buffer protocol,
         # three times faster than `nparray.ctypes`. Its strides are multiples of the item
         # size on every axis longer than 1, the only axes the native code steps along.
         address = ctypes.addressof(ctypes.c_char.from_buffer(nparray))
-        strides = map(itemsize.__rfloordiv__, nparray.strides)
+        byte_strides = nparray.strides
+        strides = element_strides.get(byte_strides) or _contiguous_element_strides(
+            element_strides, byte_strides, itemsize)
     except (TypeError, ValueError, BufferError):  # read-only, strided or empty
         address = nparray.ctypes.data
         strides = _element_strides(nparray, argument)
