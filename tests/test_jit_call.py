@@ -453,3 +453,55 @@ def test_concurrent_calls_from_several_threads(jit):
     for t in threads:
         t.join()
     assert not errors, errors
+
+
+# --- bound calls: checked and packed once, called many times ------------------------------
+
+
+def test_bound_call_reads_the_arrays_current_contents(jit):
+    a, b = np.arange(5, dtype=np.float32), np.full(5, 10, np.float32)
+    c = np.zeros(5, np.float32)
+    add = jit.add.bind(a, b, c)
+    assert add() is None
+    np.testing.assert_array_equal(c, a + b)
+    a *= 3  # in place: the bound descriptors still point at these buffers
+    add()
+    np.testing.assert_array_equal(c, np.arange(5, dtype=np.float32) * 3 + 10)
+    assert add.args[0] is a
+
+
+def test_bind_checks_arguments_like_a_call(jit):
+    ok = np.zeros(4, np.float32)
+    with pytest.raises(TypeError, match=r"add\(\): argument 1 expects memref<\?xf32>.*float64"):
+        jit.add.bind(ok, np.zeros(4), ok)
+    with pytest.raises(TypeError, match=r"add\(\) takes 3 arguments"):
+        jit.add.bind(ok, ok)
+    with pytest.raises(ValueError, match="read-only"):
+        jit.add.bind(ok, ok, np.broadcast_to(np.float32(1), (4,)))
+
+
+def test_bound_call_returns_results_and_keeps_its_arguments_alive(jit):
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    row = jit.row.bind(a, 2)
+    alive = weakref.ref(a)
+    del a
+    gc.collect()
+    assert alive() is not None  # the bound call holds it
+    first, second = row(), row()
+    np.testing.assert_array_equal(first, [8, 9, 10, 11])
+    assert first.base.owner is alive() and second.base.owner is alive()
+    negate = jit.negate.bind(2.5)
+    assert negate() == -2.5 and negate() == -2.5
+
+
+def test_bind_before_and_after_the_first_call():
+    fresh = JitModule(KERNELS)
+    a = np.ones(3, np.float32)
+    c = np.zeros(3, np.float32)
+    before = fresh.add.bind(a, a, c)  # jit.add is still the JitFunction here
+    before()
+    np.testing.assert_array_equal(c, [2, 2, 2])
+    fresh.add(a, c, c)  # now jit.add is the compiled function itself
+    after = fresh.add.bind(c, c, c)
+    after()
+    np.testing.assert_array_equal(c, [6, 6, 6])

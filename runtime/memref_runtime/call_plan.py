@@ -478,12 +478,13 @@ def make_invoker(plan: CallPlan, address: int, signature: FunctionSignature,
 
     `before_native()` and `after_native(its result)` surround the native call when the
     module has callbacks: they collect exceptions raised inside them and re-raise them.
+    The function's `bind(*args)` packs the arguments once for repeated calls.
     """
     nargs, frame_type, consts, fast, check, pack_into, finish = plan
     native = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
     name = signature.name
 
-    def invoke(*args):
+    def pack(args):
         if len(args) != nargs:
             raise TypeError(f"{name}() takes {nargs} argument{'s' * (nargs != 1)} "
                             f"({', '.join(s.mlir for s in signature.inputs)}), got {len(args)}")
@@ -499,6 +500,9 @@ def make_invoker(plan: CallPlan, address: int, signature: FunctionSignature,
             for convert, value in zip(check, args):
                 values += convert(value, base)
             pack_into(frame, 0, *values)
+        return frame
+
+    def run(frame, args):
         if before_native is None:
             native(frame)
         else:
@@ -507,6 +511,27 @@ def make_invoker(plan: CallPlan, address: int, signature: FunctionSignature,
             after_native(saved)  # raises a callback's exception before results are read
         return finish(frame, args)
 
+    def invoke(*args):
+        return run(pack(args), args)
+
+    def bind(*args):
+        """Checks and packs `args` once and returns a function of no arguments that calls
+        `name` on them: the arrays' current contents are read at each call, but not later
+        changes of their shape. It keeps the arguments alive (`.args`). Its one frame holds
+        the results, so use it from one thread at a time (bind again for another thread)."""
+        frame = pack(args)
+        if before_native is None:
+            def bound():
+                native(frame)
+                return finish(frame, args)
+        else:
+            def bound():
+                return run(frame, args)
+        bound.__name__ = bound.__qualname__ = f"{name}.bound"
+        bound.args = args
+        return bound
+
     invoke.__name__ = invoke.__qualname__ = name
     invoke.__doc__ = f"Calls {signature} in the JIT-compiled module."
+    invoke.bind = bind
     return invoke

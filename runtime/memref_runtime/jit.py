@@ -106,6 +106,10 @@ class JitFunction:
         invoke = jit._invokers.get(self.signature.name) or jit._invoker(self.signature.name)
         return invoke(*args)
 
+    def bind(self, *args):
+        """Checks and packs `args` once; the returned function of no arguments calls this one on them."""
+        return self._jit._invoker(self.signature.name).bind(*args)
+
     def __repr__(self) -> str:
         return f"<JitFunction {self.signature}>"
 
