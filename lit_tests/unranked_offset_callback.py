@@ -9,7 +9,7 @@ import numpy as np
 from mlir.ir import *
 from mlir.execution_engine import *
 from memref_runtime.np_to_memref import *
-from memref_runtime.testing import log, run, lower, memref_arg
+from memref_runtime.testing import log, run, lower, memref_arg, parse_input
 
 
 # CHECK-LABEL: TEST: testUnrankedOffsetViewCallback
@@ -20,20 +20,7 @@ def testUnrankedOffsetViewCallback():
         log(unranked_memref_to_numpy(descriptor, np.float32))
 
     with Context():
-        module = Module.parse(
-            r"""
-func.func @view_tail(%arg0: memref<5xf32>) attributes { llvm.emit_c_interface } {
-  %base, %offset, %sizes, %strides = memref.extract_strided_metadata %arg0
-      : memref<5xf32> -> memref<f32>, index, index, index
-  %view = memref.reinterpret_cast %base to offset: [3], sizes: [2], strides: [1]
-      : memref<f32> to memref<2xf32, strided<[1], offset: 3>>
-  %cast = memref.cast %view : memref<2xf32, strided<[1], offset: 3>> to memref<*xf32>
-  call @callback(%cast) : (memref<*xf32>) -> ()
-  return
-}
-func.func private @callback(memref<*xf32>) attributes { llvm.emit_c_interface }
-"""
-        )
+        module = parse_input("offset_view_unranked.mlir")
         engine = ExecutionEngine(lower(module))
         engine.register_runtime("callback", callback)
 

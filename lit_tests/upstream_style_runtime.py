@@ -9,7 +9,7 @@ from mlir.ir import *
 from mlir.passmanager import *
 from mlir.execution_engine import *
 from mlir.runtime import *  # upstream's star import also hands out np and ctypes
-from memref_runtime.testing import log, run
+from memref_runtime.testing import log, parse_input, run
 
 
 # CHECK-LABEL: TEST: testWhichRuntime
@@ -26,25 +26,14 @@ def testUnrankedCallbackOffset():
         log(unranked_memref_to_numpy(a, np.float32))
 
     with Context():
-        module = Module.parse(r"""
-func.func @tail(%arg0: memref<5xf32>) attributes { llvm.emit_c_interface } {
-  %base, %offset, %sizes, %strides = memref.extract_strided_metadata %arg0
-      : memref<5xf32> -> memref<f32>, index, index, index
-  %view = memref.reinterpret_cast %base to offset: [3], sizes: [2], strides: [1]
-      : memref<f32> to memref<2xf32, strided<[1], offset: 3>>
-  %u = memref.cast %view : memref<2xf32, strided<[1], offset: 3>> to memref<*xf32>
-  call @callback(%u) : (memref<*xf32>) -> ()
-  return
-}
-func.func private @callback(memref<*xf32>) attributes { llvm.emit_c_interface }
-""")
+        module = parse_input("offset_view_unranked.mlir")
         PassManager.parse("builtin.module(expand-strided-metadata,finalize-memref-to-llvm,"
                           "convert-func-to-llvm,reconcile-unrealized-casts)").run(module.operation)
         engine = ExecutionEngine(module)
         engine.register_runtime("callback", callback)
         x = np.array([1, 2, 3, 4, 5], np.float32)
         # CHECK: [4. 5.]
-        engine.invoke("tail", ctypes.pointer(ctypes.pointer(get_ranked_memref_descriptor(x))))
+        engine.invoke("view_tail", ctypes.pointer(ctypes.pointer(get_ranked_memref_descriptor(x))))
 
 
 # CHECK-LABEL: TEST: testZeroDToNumpy
