@@ -1,0 +1,60 @@
+"""The lit harness itself: discovery, crashes and hangs, in a throw-away copy of the suite."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+LIT = shutil.which("lit", path=os.path.dirname(sys.executable)) or shutil.which("lit")
+
+pytestmark = pytest.mark.skipif(LIT is None, reason="lit is not installed")
+
+TESTS = {
+    "passes.py": "# RUN: %PYTHON %s | FileCheck %s\nprint('fine')\n# CHECK: fine\n",
+    "segfaults.py": "# RUN: %PYTHON %s\nimport ctypes\nctypes.string_at(0)\n",
+    "hangs.py": "# RUN: %PYTHON %s\nimport time\ntime.sleep(120)\n",
+}
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory) -> Path:
+    """lit.cfg.py and runtime/ of this repo, a lit_tests/ of three tests, and decoys around it."""
+    root = tmp_path_factory.mktemp("suite")
+    shutil.copy(REPO / "lit.cfg.py", root / "lit.cfg.py")
+    for shared in ("runtime", "mlir_inputs"):
+        (root / shared).symlink_to(REPO / shared)
+    (root / "lit_tests").mkdir()
+    for name, text in TESTS.items():
+        (root / "lit_tests" / name).write_text(text)
+    # Files lit must never collect: tests/, a build folder, a venv.
+    for decoy in ("tests/decoy.py", "build/decoy.py", ".venv/lib/decoy.py"):
+        (root / decoy).parent.mkdir(parents=True, exist_ok=True)
+        (root / decoy).write_text("# RUN: false\n")
+    (root / ".venv" / "pyvenv.cfg").write_text("home = /usr\n")
+    return root
+
+
+def lit(suite: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([LIT, "-v", *args], cwd=suite, capture_output=True, text=True, timeout=300)
+
+
+def test_a_crash_and_a_hang_fail_alone(suite):
+    out = lit(suite, "--timeout", "5", "lit_tests")
+    assert "PASS: memref-runtime :: lit_tests/passes.py" in out.stdout
+    assert "FAIL: memref-runtime :: lit_tests/segfaults.py" in out.stdout
+    assert "TIMEOUT: memref-runtime :: lit_tests/hangs.py" in out.stdout
+    assert out.returncode != 0
+
+
+@pytest.mark.parametrize("target", [".", "lit_tests", "lit_tests/passes.py"])
+def test_only_lit_tests_are_collected(suite, target):
+    out = lit(suite, "--show-tests", target)
+    listed = sorted(line.split("::")[1].strip() for line in out.stdout.splitlines() if "::" in line)
+    expected = ["lit_tests/passes.py"] if target.endswith(".py") else [f"lit_tests/{n}" for n in sorted(TESTS)]
+    assert listed == expected, out.stdout + out.stderr
