@@ -198,12 +198,17 @@ def as_ctype(dtp) -> type:
     return et.ctype
 
 
+# Arrays of the element structs (as np.ctypeslib.as_array makes them) and the dtype they view as.
+_STRUCT_VIEWS = {np.dtype(c): et.dtype for c, et in _BY_CTYPE.items() if issubclass(c, ctypes.Structure)}
+_STRUCTS_NEEDING_ML_DTYPES = {np.dtype(c): attr for c, (_, attr) in _ML_DTYPES_CTYPES.items()
+                              if np.dtype(c) not in _STRUCT_VIEWS}
+
+
 def to_numpy(array: np.ndarray) -> np.ndarray:
     """Converts ctypes array back to numpy dtype array."""
-    for ctype, et in _BY_CTYPE.items():
-        if issubclass(ctype, ctypes.Structure) and array.dtype == ctype:
-            return array.view(et.dtype)
-    for ctype, (_, attr) in _ML_DTYPES_CTYPES.items():
-        if array.dtype == ctype:  # only reached without ml_dtypes
-            raise _install_hint(attr)
+    view = _STRUCT_VIEWS.get(array.dtype)
+    if view is not None:
+        return array.view(view)
+    if array.dtype in _STRUCTS_NEEDING_ML_DTYPES:
+        raise _install_hint(_STRUCTS_NEEDING_ML_DTYPES[array.dtype])
     return array
