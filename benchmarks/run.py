@@ -242,11 +242,12 @@ def typed_call(bench: Bench) -> list[Row]:
     """typed call add3(a, b, c)"""
     names = ["typed call add3, 3 x memref<?xf32> (n=16): vs upstream's invoke pattern",
              "typed call add3: vs invoke with pre-built args",
-             "typed call add3: vs raw ctypes, pre-built",
-             "bound typed call jit.add3.bind(a, b, c)(): vs raw ctypes, pre-built"]
+             "typed call add3: vs raw ctypes, pre-packed (no conversion or check per call)",
+             "bound typed call jit.add3.bind(a, b, c)(): vs raw ctypes, pre-packed"]
     if JitModule is None:
-        return [Row(names[0], note=NOT_AVAILABLE, target=25)] + [
-            Row(name, note=NOT_AVAILABLE, target=0.5, target_text=">= 0.5x (ours <= 2x)") for name in names[1:]]
+        within_2x = dict(target=0.5, target_text=">= 0.5x (ours <= 2x)")
+        return [Row(names[0], note=NOT_AVAILABLE, target=25), Row(names[1], note=NOT_AVAILABLE, **within_2x),
+                Row(names[2], note=NOT_AVAILABLE), Row(names[3], note=NOT_AVAILABLE, **within_2x)]
     a, b, c = add3_arrays()
     context, engine = upstream_engine(ADD3)  # the engine lives in the context: keep both
     jit = JitModule(ADD3)
@@ -269,7 +270,9 @@ def typed_call(bench: Bench) -> list[Row]:
     t = bench.group(**loops)
     return [Row(names[0], t["upstream"], t["ours"], 25),
             Row(names[1], t["invoke_prebuilt"], t["ours"], 0.5, ">= 0.5x (ours <= 2x)"),
-            Row(names[2], t["raw"], t["ours"], 0.5, ">= 0.5x (ours <= 2x)"),
+            # No target: a call that checks and converts three arrays cannot come within 2x of a
+            # call that does neither; the like-for-like figure is the bound call below.
+            Row(names[2], t["raw"], t["ours"]),
             Row(names[3], t["raw"], t["ours_bound"], 0.5, ">= 0.5x (ours <= 2x)")]
 
 
