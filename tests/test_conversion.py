@@ -483,3 +483,47 @@ def test_property_byte_strides_are_exact_or_rejected(shape, extra):
         for n, s, r in zip(shape, strides, result.strides):
             if n > 1 and view.size:
                 assert r == s
+
+
+# --- read-only memory stays read-only, masks are not dropped, garbage ranks are refused -------
+
+
+def read_only_slice():
+    a = np.arange(6.0)[::2]
+    a.setflags(write=False)
+    return a
+
+
+@pytest.mark.parametrize("make", [
+    lambda: np.broadcast_to(np.arange(3, dtype=np.float32), (2, 3)),
+    lambda: np.frombuffer(bytes(16), dtype=np.float32),
+    read_only_slice,
+], ids=["broadcast", "bytes", "flag"])
+def test_views_of_read_only_arrays_are_read_only(make):
+    a = make()
+    desc = get_ranked_memref_descriptor(a)
+    for view in (ranked_memref_to_numpy(desc), ranked_memref_to_numpy(ctypes.pointer(desc)),
+                 unranked_memref_to_numpy(ctypes.pointer(get_unranked_memref_descriptor(a)), a.dtype)):
+        assert not view.flags.writeable
+        np.testing.assert_array_equal(view, a)
+        with pytest.raises(ValueError, match="read-only"):
+            view[...] = 0
+    writable = np.arange(4.0)
+    assert ranked_memref_to_numpy(get_ranked_memref_descriptor(writable)).flags.writeable
+    assert ranked_memref_to_numpy(get_ranked_memref_descriptor(writable[::2])).flags.writeable
+
+
+def test_masked_arrays_are_refused():
+    m = np.ma.masked_array(np.arange(4.0), mask=[0, 1, 0, 1])
+    with pytest.raises(TypeError, match="nparray: .*masked array.*filled"):
+        get_ranked_memref_descriptor(m)
+    with pytest.raises(TypeError, match="masked array"):
+        get_unranked_memref_descriptor(m)
+
+
+@pytest.mark.parametrize("rank", [-1, 65, 1 << 20])
+def test_unranked_descriptor_with_an_impossible_rank_raises(rank):
+    inner = get_ranked_memref_descriptor(np.arange(4.0))
+    bogus = UnrankedMemRefDescriptor(rank, ctypes.addressof(inner))
+    with pytest.raises(ValueError, match=f"rank {rank}, expected 0..64"):
+        unranked_memref_to_numpy(ctypes.pointer(bogus), np.float64)

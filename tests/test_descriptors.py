@@ -90,10 +90,19 @@ def test_pointer_types_are_reused_too():
         type(ctypes.pointer(get_ranked_memref_descriptor(a + 1)))
 
 
-@pytest.mark.parametrize("rank", [-1, 1.0, True, "2", None])
-def test_bad_rank_raises_value_error(rank):
-    with pytest.raises(ValueError, match="rank"):
+def test_negative_rank_raises_value_error():
+    with pytest.raises(ValueError, match="rank: expected an int >= 0, got -1"):
+        make_nd_memref_descriptor(-1, ctypes.c_float)
+
+
+@pytest.mark.parametrize("rank", [1.0, True, "2", None])
+def test_rank_of_the_wrong_type_raises_type_error(rank):
+    with pytest.raises(TypeError, match="rank: expected an int >= 0"):
         make_nd_memref_descriptor(rank, ctypes.c_float)
+
+
+def test_numpy_integer_rank_gives_the_same_class():
+    assert make_nd_memref_descriptor(np.int64(2), ctypes.c_float) is make_nd_memref_descriptor(2, ctypes.c_float)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, "f32", np.dtype("f4"), 4, None])

@@ -15,16 +15,18 @@ elements are multiplied by the real item size.
 from __future__ import annotations
 
 import ctypes
-import struct
+import weakref
 from typing import NamedTuple
 
 import numpy as np
 
-from .descriptors import UnrankedMemRefDescriptor, descriptor_layout, ranked_descriptor_type
+from .descriptors import (MAX_RANK, UnrankedMemRefDescriptor, descriptor_layout, descriptor_packer,
+                          ranked_descriptor_type)
 from .element_types import _BY_DTYPE, describe_dtype, element_type_for_ctype, element_type_for_dtype
 
-_I64 = ctypes.sizeof(ctypes.c_longlong)
-_MAX_RANK = 1 << 12  # a larger rank in an unranked descriptor is garbage, not data
+# Descriptors made from read-only arrays, by address: an array made back from one (through the
+# descriptor or any ctypes pointer to it) is read-only too. Weak: an entry goes with its descriptor.
+_READ_ONLY: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
 
 class _MemRefView:
@@ -38,6 +40,9 @@ def _check_array(nparray, argument: str):
         raise TypeError(
             f"{argument}: expected a numpy.ndarray, got {type(nparray).__name__}"
             + ("; wrap it in np.asarray(..., dtype=...)" if isinstance(nparray, (list, tuple)) else ""))
+    if isinstance(nparray, np.ma.MaskedArray):  # native code would read the data and lose the mask
+        raise TypeError(f"{argument}: expected a numpy.ndarray, got a masked array, whose mask a memref "
+                        "cannot carry; pass a.filled(value) or np.asarray(a) explicitly")
     et = _BY_DTYPE.get(nparray.dtype)
     return et if et is not None else element_type_for_dtype(nparray.dtype, argument)
 
@@ -102,15 +107,19 @@ def get_ranked_memref_descriptor(nparray: np.ndarray, *, argument: str = "nparra
         byte_strides = nparray.strides
         strides = element_strides.get(byte_strides) or _contiguous_element_strides(
             element_strides, byte_strides, itemsize)
+        read_only = False
     except (TypeError, ValueError, BufferError):  # read-only, strided or empty
         address = nparray.ctypes.data
         strides = _element_strides(nparray, argument)
+        read_only = not nparray.flags.writeable
     if address % alignment:
         raise ValueError(f"{argument}: expected data aligned to {alignment} bytes for "
                          f"{nparray.dtype.name}, got address {address:#x}; copy the array first")
     desc = cls()
     pack_into(desc, 0, address, address, 0, *nparray.shape, *strides)
     desc._keepalive = nparray
+    if read_only:
+        _READ_ONLY[ctypes.addressof(desc)] = desc
     return desc
 
 
@@ -135,8 +144,9 @@ def _interface_typestr(dtype: np.dtype) -> tuple[str, np.dtype | None]:
 _TYPESTR_CACHE: dict = {}
 
 
-def view_memref(address: int, shape, strides, dtype: np.dtype, owner) -> np.ndarray:
-    """A writable array over native memory: `address` of the first element, strides in elements."""
+def view_memref(address: int, shape, strides, dtype: np.dtype, owner, read_only: bool = False) -> np.ndarray:
+    """An array over native memory, writable unless `read_only`: `address` of the first element,
+    strides in elements; its `.base.owner` is `owner`, kept alive as long as the array."""
     cached = _TYPESTR_CACHE.get(dtype)
     if cached is None:
         cached = _TYPESTR_CACHE[dtype] = _interface_typestr(dtype)
@@ -144,11 +154,11 @@ def view_memref(address: int, shape, strides, dtype: np.dtype, owner) -> np.ndar
     itemsize = dtype.itemsize
     for n in shape:
         if n < 0:
-            raise ValueError(f"memref: sizes must be >= 0, got {tuple(shape)}")
+            raise ValueError(f"memref: sizes must be >= 0, got {n} among the {len(shape)} sizes")
     base = _MemRefView()
     base.owner = owner
     base.__array_interface__ = {
-        "version": 3, "data": (address, False), "typestr": typestr,
+        "version": 3, "data": (address, read_only), "typestr": typestr,
         "shape": tuple(shape), "strides": tuple(s * itemsize for s in strides),
     }
     array = np.asarray(base)
@@ -174,7 +184,11 @@ def descriptor_to_numpy(desc: ctypes.Structure, owner=None) -> np.ndarray:
     dtype = element_type_for_ctype(ctype).dtype
     address = fields[1] + fields[2] * dtype.itemsize
     return view_memref(address, fields[3:3 + rank], fields[3 + rank:], dtype,
-                       desc if owner is None else owner)
+                       desc if owner is None else owner, _is_read_only(ctypes.addressof(desc)))
+
+
+def _is_read_only(descriptor_address: int) -> bool:
+    return bool(_READ_ONLY) and descriptor_address in _READ_ONLY
 
 
 def ranked_memref_to_numpy(ranked_memref) -> np.ndarray:
@@ -182,19 +196,16 @@ def ranked_memref_to_numpy(ranked_memref) -> np.ndarray:
     return descriptor_to_numpy(_structure_of(ranked_memref))
 
 
-_PACKERS = [struct.Struct(f"={3 + 2 * r}q") for r in range(9)]
-
-
 def unranked_to_numpy(rank: int, descriptor: int, dtype, owner) -> np.ndarray:
     """A view of the ranked descriptor at address `descriptor`, of rank `rank` and element `dtype`."""
-    if not 0 <= rank <= _MAX_RANK:
-        raise ValueError(f"memref: unranked descriptor has rank {rank}, expected 0..{_MAX_RANK}")
+    if not 0 <= rank <= MAX_RANK:
+        raise ValueError(f"memref: unranked descriptor has rank {rank}, expected 0..{MAX_RANK}")
     if not descriptor:
         raise ValueError("memref: unranked descriptor points at no ranked descriptor (NULL)")
-    packer = _PACKERS[rank] if rank < len(_PACKERS) else struct.Struct(f"={3 + 2 * rank}q")
+    packer = descriptor_packer(rank)
     fields = packer.unpack(ctypes.string_at(descriptor, packer.size))
     return view_memref(fields[1] + fields[2] * dtype.itemsize, fields[3:3 + rank],
-                       fields[3 + rank:], dtype, owner)
+                       fields[3 + rank:], dtype, owner, _is_read_only(descriptor))
 
 
 def _dtype_of(np_dtype) -> np.dtype:

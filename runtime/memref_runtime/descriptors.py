@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import operator
 import struct
 
 _I64 = ctypes.c_longlong
@@ -21,9 +22,24 @@ class UnrankedMemRefDescriptor(ctypes.Structure):
     _fields_ = [("rank", _I64), ("descriptor", ctypes.c_void_p)]
 
 
+MAX_RANK = 64  # NumPy's limit on ndim: a larger rank read from native memory is garbage
+
+
+@functools.lru_cache(maxsize=None)
+def descriptor_packer(rank: int) -> struct.Struct:
+    """The raw layout of a ranked descriptor, {allocated, aligned, offset, sizes, strides}: int64s."""
+    return struct.Struct(f"={3 + 2 * rank}q")
+
+
 def _validate_rank(rank) -> int:
-    if not isinstance(rank, int) or isinstance(rank, bool) or rank < 0:
-        raise ValueError(f"rank: expected an int >= 0, got {rank!r}")
+    if isinstance(rank, bool):
+        raise TypeError(f"rank: expected an int >= 0, got {rank!r}")
+    try:
+        rank = operator.index(rank)  # NumPy integers too, as upstream accepts them
+    except TypeError:
+        raise TypeError(f"rank: expected an int >= 0, got {type(rank).__name__} {rank!r}") from None
+    if rank < 0:
+        raise ValueError(f"rank: expected an int >= 0, got {rank}")
     return rank
 
 
@@ -37,16 +53,18 @@ def _finish(cls: type, rank: int, ctype: type) -> type:
     # The raw layout lets conversions pack and unpack a descriptor in one struct call.
     cls._rank_ = rank
     cls._element_ctype_ = ctype
-    cls._packer_ = struct.Struct(f"={3 + 2 * rank}q")
+    cls._packer_ = descriptor_packer(rank)
     assert ctypes.sizeof(cls) == cls._packer_.size
     return cls
 
 
-@functools.lru_cache(maxsize=None, typed=True)  # typed: 1.0 and True must not hit rank 1's entry
 def make_nd_memref_descriptor(rank: int, dtype: type) -> type:
     """The ranked descriptor class for `rank` and ctypes element type `dtype` (cached)."""
-    rank, ctype = _validate_rank(rank), _validate_ctype(dtype)
+    return _nd_descriptor_class(_validate_rank(rank), _validate_ctype(dtype))
 
+
+@functools.cache  # keyed by a validated int rank: one class per (rank, element type)
+def _nd_descriptor_class(rank: int, ctype: type) -> type:
     class MemRefDescriptor(ctypes.Structure):
         """A ranked memref descriptor."""
 
@@ -94,4 +112,4 @@ def descriptor_layout(cls: type) -> tuple[int, type, struct.Struct]:
             f"[, shape, strides]), got {cls.__name__} with fields {names}")
     rank = cls.shape.size // ctypes.sizeof(_I64) if names[3:] else 0
     ctype = dict(cls._fields_)["aligned"]._type_
-    return rank, ctype, struct.Struct(f"={3 + 2 * rank}q")
+    return rank, ctype, descriptor_packer(rank)
