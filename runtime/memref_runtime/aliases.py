@@ -15,12 +15,18 @@ import importlib
 import importlib.abc
 import importlib.util
 import sys
+import types
 
 RUNTIME_NAMES = ("mlir.runtime", "mlir.runtime.np_to_memref")
 
 
+# What a module object says about its own import; an alias keeps its own.
+_IMPORT_ATTRS = frozenset({"__name__", "__spec__", "__loader__", "__path__", "__package__",
+                           "__file__", "__cached__"})
+
+
 class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Imports of `source` (or, with `prefix`, anything under it) return `target`'s modules."""
+    """Imports of `source` (or, with `prefix`, anything under it) give `target`'s modules."""
 
     def __init__(self, source: str, target: str, *, prefix: bool):
         self.source, self.target, self.prefix = source, target, prefix
@@ -39,11 +45,24 @@ class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         # A package either way, so that `mlir.runtime.np_to_memref` can be imported below it.
         return importlib.util.spec_from_loader(fullname, self, is_package=True)
 
-    def create_module(self, spec):
-        return importlib.import_module(self.target_of(spec.name))
-
     def exec_module(self, module):
-        pass  # the target module ran when it was imported
+        # A module of its own that shows the target's names (star imports see them) and
+        # forwards anything added later, so the target module itself is never altered.
+        # Submodules are left out: they are imported through the alias too.
+        target = importlib.import_module(self.target_of(module.__name__))
+
+        def is_submodule(name, value):
+            return isinstance(value, types.ModuleType) and value.__name__ == f"{target.__name__}.{name}"
+
+        def forward(name):
+            value = getattr(target, name)
+            if is_submodule(name, value):
+                raise AttributeError(name)
+            return value
+
+        module.__dict__.update({k: v for k, v in target.__dict__.items()
+                                if k not in _IMPORT_ATTRS and not is_submodule(k, v)})
+        module.__getattr__ = forward
 
 
 def _install(finder: _AliasFinder) -> None:
@@ -52,9 +71,11 @@ def _install(finder: _AliasFinder) -> None:
     # Exact names go first, so mlir.runtime stays ours when mlir.* is aliased too.
     sys.meta_path.insert(0 if not finder.prefix else sum(
         isinstance(f, _AliasFinder) and not f.prefix for f in sys.meta_path), finder)
-    for name in list(sys.modules):
-        if finder.target_of(name) is not None:
-            del sys.modules[name]
+    for name in [n for n in sys.modules if finder.target_of(n) is not None]:
+        del sys.modules[name]
+        parent, _, child = name.rpartition(".")
+        if parent in sys.modules and child in vars(sys.modules[parent]):
+            delattr(sys.modules[parent], child)  # `from mlir import runtime` imports anew
 
 
 def alias_mlir_runtime() -> None:
