@@ -245,6 +245,26 @@ def test_wrong_argument_names_function_index_type_and_value(jit, bad, error, giv
         jit.add(ok, bad, ok)
 
 
+def test_masked_arrays_are_refused_not_unmasked(jit):
+    a = np.ma.masked_array(np.arange(4, dtype=np.float32), mask=[0, 1, 0, 0])
+    b, c = np.ones(4, np.float32), np.zeros(4, np.float32)
+    with pytest.raises(TypeError, match=r"^add\(\): argument 0 expects memref<\?xf32> \(a 1-d float32 array\), "
+                                        r"got a masked float32 \('<f4'\) array of shape \(4,\), "
+                                        r"whose mask would be dropped.*"
+                                        r"a\.filled\(.*np\.asarray\(a\)"):
+        jit.add(a, b, c)
+    with pytest.raises(TypeError, match=r"^add\(\): argument 2 expects .* got a masked"):
+        jit.add(b, b, np.ma.masked_array(c))  # even without a masked element
+    with pytest.raises(TypeError, match=r"^sum_unranked\(\): argument 0 .* got a masked"):
+        jit.sum_unranked(np.ma.masked_array(np.ones((2, 2), np.float32)))
+    with pytest.raises(TypeError, match=r"^add\(\): argument 0 .* got a masked"):
+        jit.add.bind(a, b, c)
+    jit.add(a.filled(0), b, c)  # the explicit conversions work
+    np.testing.assert_array_equal(c, [1, 1, 3, 4])
+    jit.add(np.asarray(a), b, c)
+    np.testing.assert_array_equal(c, [1, 2, 3, 4])
+
+
 def test_wrong_arity(jit):
     a = np.zeros(4, np.float32)
     with pytest.raises(TypeError, match=r"add\(\) takes 3 arguments \(memref<\?xf32>, memref<\?xf32>, "
@@ -304,6 +324,46 @@ def test_bad_scalars(jit, index, value, error, message):
     args[index] = value
     with pytest.raises(error, match=r"^scalars\(\): " + message):
         jit.scalars(*args)
+
+
+@pytest.mark.parametrize("index, value, given", [
+    (7, 10**400, r"int 1000"),
+    (8, 10**400, r"int 1000"),
+    (8, -(10**400), r"int -1000"),
+], ids=["f32", "f64", "f64-negative"])
+def test_out_of_range_integer_for_a_float_names_the_argument(jit, index, value, given):
+    args = [True, 1, 1, 1, 1, 1, 1.0, 1.0, 1.0]
+    args[index] = value
+    expected = ["f32", "f64"][index - 7]
+    with pytest.raises(ValueError, match=rf"^scalars\(\): argument {index} expects {expected} \(a real number\), "
+                                         rf"got {given}.*out of range for {expected}"):
+        jit.scalars(*args)
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).max <= np.finfo(np.float64).max,
+                    reason="np.longdouble is float64 here: nothing is out of f64's range")
+def test_long_double_beyond_f64_is_refused_not_made_infinite(jit):
+    with pytest.raises(ValueError, match=r"^negate\(\): argument 0 expects f64 \(a real number\), "
+                                         r"got longdouble .*out of range for f64"):
+        jit.negate(np.longdouble("1e4000"))
+    assert jit.negate(np.longdouble("2.5")) == -2.5
+    assert jit.negate(np.longdouble("inf")) == -np.inf  # infinity itself is a value of f64
+    assert jit.negate(float("-inf")) == np.inf
+
+
+@pytest.mark.parametrize("value, given", [
+    (10**400, r"int 1000"),
+    (complex(1e300, 1.0), r"complex \(1e\+300\+1j\)"),
+    (complex(1.0, -1e300), r"complex \(1-1e\+300j\)"),
+], ids=["huge-int", "huge-real", "huge-imaginary"])
+def test_out_of_range_complex_names_the_value_given(jit, value, given):
+    with pytest.raises(ValueError, match=rf"^cmul\(\): argument 1 expects complex<f32> \(a complex number\), "
+                                         rf"got {given}.*out of range for complex<f32>"):
+        jit.cmul(1j, value)
+    with pytest.raises(ValueError, match=r"^cneg\(\): argument 0 expects complex<f64> \(a complex number\), "
+                                         r"got int 1000.*out of range for complex<f64>"):
+        jit.cneg(10**400)
+    assert jit.cneg(complex(np.inf, 1)) == complex(-np.inf, -1)
 
 
 def test_single_scalar_and_complex_results(jit):
@@ -427,6 +487,121 @@ def test_unsupported_parameter_type_is_named():
         jit.v(np.zeros(4, np.float32))
 
 
+UNSUPPORTED_ELEMENTS = r"""
+func.func @add(%a: memref<?xf32>, %b: memref<?xf32>, %out: memref<?xf32>) {
+  linalg.add ins(%a, %b : memref<?xf32>, memref<?xf32>) outs(%out : memref<?xf32>)
+  return
+}
+func.func @nib(%a: memref<?xi4>) {
+  return
+}
+func.func @nib_result(%n: index) -> memref<?xi4> {
+  %m = memref.alloc(%n) : memref<?xi4>
+  return %m : memref<?xi4>
+}
+func.func @vec(%a: tensor<4xvector<4xf32>>) {
+  return
+}
+"""
+
+
+def test_unsupported_element_types_name_the_function_and_argument():
+    jit = JitModule(UNSUPPORTED_ELEMENTS)  # loads: only the functions using them cannot be called
+    with pytest.raises(TypeError, match=r"^nib\(\): argument 0 has type memref<\?xi4>, which JitModule cannot "
+                                        r"pass: .*element type i4"):
+        jit.nib(np.zeros(4, np.int8))
+    with pytest.raises(TypeError, match=r"^nib_result\(\): result 0 has type memref<\?xi4>, which JitModule "
+                                        r"cannot pass: .*element type i4"):
+        jit.call("nib_result", 4)
+    with pytest.raises(TypeError, match=r"^vec\(\): argument 0 has type tensor<4xvector<4xf32>>, which JitModule "
+                                        r"cannot pass: .*element type vector<4xf32>"):
+        jit.vec(np.zeros(4))
+    a = np.arange(3, dtype=np.float32)
+    out = np.zeros(3, np.float32)
+    jit.add(a, a, out)
+    np.testing.assert_array_equal(out, 2 * a)
+
+
+def _ones_of_rank(rank: int) -> str:
+    return "memref<" + "1x" * rank + "f32>"
+
+
+def test_unranked_result_beyond_numpys_rank_limit_is_a_clear_error():
+    from memref_runtime.descriptors import MAX_RANK
+
+    rank = MAX_RANK + 1
+    ranked = _ones_of_rank(rank)
+    jit = JitModule(f"""
+func.func @deep() -> memref<*xf32> {{
+  %m = memref.alloc() : {ranked}
+  %u = memref.cast %m : {ranked} to memref<*xf32>
+  return %u : memref<*xf32>
+}}
+func.func @ok() -> memref<*xf32> {{
+  %m = memref.alloc() : {_ones_of_rank(MAX_RANK)}
+  %u = memref.cast %m : {_ones_of_rank(MAX_RANK)} to memref<*xf32>
+  return %u : memref<*xf32>
+}}
+""")
+    with pytest.raises(ValueError, match=rf"^deep\(\): result 0 .*rank {rank}.* at most {MAX_RANK}"):
+        jit.deep()
+    assert jit.ok().shape == (1,) * MAX_RANK
+
+
+def test_ranked_types_beyond_numpys_rank_limit_are_unsupported():
+    from memref_runtime.descriptors import MAX_RANK
+
+    ranked = _ones_of_rank(MAX_RANK + 1)
+    jit = JitModule(f"func.func @deep(%a: {ranked}) {{\n return\n}}\n")
+    with pytest.raises(TypeError, match=rf"^deep\(\): argument 0 has type {ranked}, which JitModule cannot pass: "
+                                        rf".*rank {MAX_RANK + 1}.*{MAX_RANK}"):
+        jit.deep(np.zeros((1,) * MAX_RANK, np.float32))
+
+
+ATTRIBUTE_NAMES = r"""
+func.func @engine(%x: i64) -> i64 {
+  return %x : i64
+}
+func.func @pipeline(%x: i64) -> i64 {
+  %c = arith.constant 1 : i64
+  %y = arith.addi %x, %c : i64
+  return %y : i64
+}
+func.func @signatures(%x: i64) -> i64 {
+  return %x : i64
+}
+func.func @call(%x: i64) -> i64 {
+  return %x : i64
+}
+func.func @_lock(%x: i64) -> i64 {
+  return %x : i64
+}
+func.func @_broken(%x: i64) -> i64 {
+  return %x : i64
+}
+func.func @plain(%x: i64) -> i64 {
+  return %x : i64
+}
+"""
+
+
+def test_functions_named_like_module_attributes_leave_them_alone():
+    from mlir.execution_engine import ExecutionEngine
+
+    jit = JitModule(ATTRIBUTE_NAMES)
+    engine, pipeline, lock = jit.engine, jit.pipeline, jit._lock
+    assert jit.call("engine", 5) == 5
+    assert jit.call("pipeline", 5) == 6
+    assert jit.call("signatures", 3) == 3 and jit.call("call", 4) == 4 and jit.call("_lock", 2) == 2
+    assert jit.call("_broken", 1) == 1
+    gc.collect()
+    assert jit.engine is engine and isinstance(jit.engine, ExecutionEngine)
+    assert jit.pipeline is pipeline and jit._lock is lock and jit._broken is None
+    assert set(jit.signatures) == {"engine", "pipeline", "signatures", "call", "_lock", "_broken", "plain"}
+    assert jit.call("engine", 7) == 7 and jit.call("pipeline", 7) == 8  # the engine is still there
+    assert jit.plain(9) == 9 and jit.plain is jit._invokers["plain"]  # other names are cached as usual
+
+
 # --- threads ----------------------------------------------------------------------------
 
 def test_concurrent_calls_from_several_threads(jit):
@@ -453,6 +628,77 @@ def test_concurrent_calls_from_several_threads(jit):
     for t in threads:
         t.join()
     assert not errors, errors
+
+
+def test_stderr_capture_is_one_at_a_time():
+    import os
+    import time
+
+    from memref_runtime.jit import _captured_stderr
+
+    before = os.fstat(2)
+    original = os.dup(2)
+    entered, errors = threading.Event(), []
+
+    def first():
+        try:
+            with _captured_stderr([]):
+                entered.set()
+                time.sleep(0.2)  # the second capture starts meanwhile...
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+            entered.set()
+
+    def second():
+        try:
+            entered.wait()
+            with _captured_stderr([]):
+                time.sleep(0.4)  # and ends after the first one
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        after = os.fstat(2)
+    finally:
+        os.dup2(original, 2)  # whatever happened, the rest of the run keeps its stderr
+        os.close(original)
+    assert not errors, errors
+    assert (after.st_dev, after.st_ino) == (before.st_dev, before.st_ino), "fd 2 left pointing elsewhere"
+
+
+def test_modules_compiled_in_several_threads_keep_stderr():
+    import os
+
+    src = "func.func @f(%x: i64) -> i64 {\n return %x : i64\n}\n" + "".join(
+        f"func.func @g{i}(%x: f64) -> f64 {{\n %y = math.sin %x : f64\n return %y : f64\n}}\n" for i in range(50))
+    before = os.fstat(2)
+    original = os.dup(2)
+    try:
+        for _ in range(3):
+            modules = [JitModule(src) for _ in range(3)]
+            barrier = threading.Barrier(len(modules))
+            results = []
+
+            def first_call(m):
+                barrier.wait()
+                results.append(m.f(1))
+
+            threads = [threading.Thread(target=first_call, args=(m,)) for m in modules]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert results == [1] * len(modules)
+            after = os.fstat(2)
+            assert (after.st_dev, after.st_ino) == (before.st_dev, before.st_ino), "fd 2 left pointing elsewhere"
+    finally:
+        os.dup2(original, 2)
+        os.close(original)
 
 
 # --- bound calls: checked and packed once, called many times ------------------------------

@@ -170,3 +170,101 @@ def test_callback_types_the_c_abi_cannot_carry_are_refused():
                     "func.func @f(%x: f16) {\n call @h(%x) : (f16) -> ()\n return\n}\n")
     with pytest.raises(TypeError, match=r"callback @h: argument 0 has type f16, which a callback cannot take"):
         jit.register_callback("h", print)
+
+
+GLOBALS = r"""
+memref.global "private" constant @table : memref<4xf32> = dense<[1.0, 2.0, 3.0, 4.0]>
+func.func private @visit(memref<4xf32>) attributes {llvm.emit_c_interface}
+func.func private @visit_unranked(memref<*xf32>) attributes {llvm.emit_c_interface}
+func.func private @visit_exploded(memref<4xf32>)
+func.func private @visit_unranked_exploded(memref<*xf32>)
+func.func @run() {
+  %t = memref.get_global @table : memref<4xf32>
+  func.call @visit(%t) : (memref<4xf32>) -> ()
+  %u = memref.cast %t : memref<4xf32> to memref<*xf32>
+  func.call @visit_unranked(%u) : (memref<*xf32>) -> ()
+  func.call @visit_exploded(%t) : (memref<4xf32>) -> ()
+  func.call @visit_unranked_exploded(%u) : (memref<*xf32>) -> ()
+  return
+}
+"""
+
+
+def test_callback_views_of_a_constant_global_are_read_only():
+    seen = []
+
+    def visit(view):
+        seen.append((view.flags.writeable, view.tolist()))
+        if not view.flags.writeable:  # writing into the constant would crash the process
+            with pytest.raises(ValueError, match="read-only"):
+                view[0] = 42.0
+
+    jit = JitModule(GLOBALS)
+    for name in ("visit", "visit_unranked", "visit_exploded", "visit_unranked_exploded"):
+        jit.register_callback(name, visit)
+    jit.run()
+    assert seen == [(False, [1.0, 2.0, 3.0, 4.0])] * 4
+
+
+LEAKY = r"""
+func.func private @check(index) attributes {llvm.emit_c_interface}
+func.func @make(%n: index) -> memref<?xf64> {
+  func.call @check(%n) : (index) -> ()
+  %m = memref.alloc(%n) : memref<?xf64>
+  %one = arith.constant 1.0 : f64
+  linalg.fill ins(%one : f64) outs(%m : memref<?xf64>)
+  return %m : memref<?xf64>
+}
+func.func @make_unranked(%n: index) -> (memref<*xf64>, f64) {
+  func.call @check(%n) : (index) -> ()
+  %m = memref.alloc(%n) : memref<?xf64>
+  %u = memref.cast %m : memref<?xf64> to memref<*xf64>
+  %x = arith.constant 2.0 : f64
+  return %u, %x : memref<*xf64>, f64
+}
+"""
+
+
+def test_results_of_a_call_whose_callback_raised_are_freed(monkeypatch):
+    from memref_runtime import call_plan
+
+    created = []
+
+    class CountedAllocation(call_plan.NativeAllocation):
+        __slots__ = ()
+
+        def __init__(self, address):
+            super().__init__(address)
+            created.append(weakref.ref(self))
+
+    monkeypatch.setattr(call_plan, "NativeAllocation", CountedAllocation)
+    freed_descriptors = []
+    real_free = call_plan._free
+    monkeypatch.setattr(call_plan, "_free", lambda address: (freed_descriptors.append(address), real_free(address)))
+
+    def check(n):
+        raise RuntimeError(f"refused {n}")
+
+    jit = JitModule(LEAKY)
+    jit.register_callback("check", check)
+    calls = [lambda: jit.make(1000), lambda: jit.make_unranked(1000), jit.make.bind(1000),
+             jit.make_unranked.bind(1000)]
+    for i, call in enumerate(calls):
+        with pytest.raises(RuntimeError, match="refused 1000"):
+            call()
+        gc.collect()
+        assert len(created) == i + 1, "the JIT-allocated result was never handed to an owner"
+        assert created[-1]() is None, "the JIT-allocated result is still alive"
+    assert len(freed_descriptors) == 2  # the heap copies of the unranked results' descriptors
+
+
+def test_results_struct_layout_is_shared_by_calls_and_callbacks():
+    from memref_runtime import call_plan, callbacks
+    from memref_runtime.signatures import SCALAR_KINDS, MemRefSpec, ScalarSpec
+
+    specs = [ScalarSpec("i1", SCALAR_KINDS["i1"]), ScalarSpec("f64", SCALAR_KINDS["f64"]),
+             ScalarSpec("complex<f32>", SCALAR_KINDS["complex<f32>"]), ScalarSpec("i8", SCALAR_KINDS["i8"]),
+             MemRefSpec("memref<?xf32>", "f32", (None,), True, None, 0, True)]
+    fmt, size = call_plan.results_layout(specs)
+    assert fmt == "=?" + "x" * 7 + "d" + "ff" + "b" + "x" * 7 + "q" * 5 and size == 72
+    assert callbacks.results_layout is call_plan.results_layout

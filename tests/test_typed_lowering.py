@@ -97,6 +97,15 @@ def test_lower_to_llvm_on_text_and_module_in_place():
         assert lower_to_llvm(module) is module and "llvm.func @f" in str(module)
 
 
+def test_lower_to_llvm_on_text_outside_a_context_makes_one():
+    from mlir.ir import Context
+
+    lowered = lower_to_llvm("func.func @g(%x: i64) -> i64 {\n return %x : i64\n}\n")
+    assert "llvm.func @g" in str(lowered) and isinstance(lowered.context, Context)
+    with Context() as context:  # inside a Context, the text is parsed in it
+        assert lower_to_llvm("func.func @h() {\n return\n}\n").context is context
+
+
 def test_untranslatable_op_is_named_with_mlir_diagnostic():
     # Without math lowering, math.erf survives to the translation to LLVM IR.
     pipeline = "builtin.module(convert-arith-to-llvm,convert-func-to-llvm,reconcile-unrealized-casts)"

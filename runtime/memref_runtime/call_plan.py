@@ -15,6 +15,7 @@ allocates); a single other scalar comes back through a trailing packed slot.
 from __future__ import annotations
 
 import ctypes
+import math
 import numbers
 import operator
 import struct
@@ -23,16 +24,17 @@ from typing import NamedTuple
 import numpy as np
 
 from .conversion import _element_strides, view_memref
+from .descriptors import MAX_RANK, descriptor_packer
 from .element_types import C64, C128, describe_dtype, element_type_for_mlir
 from .signatures import DYNAMIC, FunctionSignature, MemRefSpec, ScalarSpec, UnsupportedSpec
 
 _WORD = 8
-_MAX_RANK = 64  # NumPy's limit on ndim: an unranked argument reserves a descriptor this large
-_GLOBAL_ALLOCATED = 0xDEADBEEF  # what memref.get_global's lowering puts in `allocated`
+GLOBAL_ALLOCATED = 0xDEADBEEF  # what memref.get_global's lowering puts in `allocated`
 
 _addressof = ctypes.addressof
 _from_buffer = ctypes.c_char.from_buffer
 _ndarray = np.ndarray
+_MaskedArray = np.ma.MaskedArray
 _libc = ctypes.CDLL(None)
 _free = _libc.free
 _free.argtypes, _free.restype = [ctypes.c_void_p], None
@@ -61,7 +63,8 @@ def describe(value) -> str:
     """What was given, as an error message names it."""
     if isinstance(value, np.ndarray):
         traits = ("read-only " if not value.flags.writeable else "") + (
-            "non-contiguous " if not value.flags.c_contiguous else "")
+            "non-contiguous " if not value.flags.c_contiguous else "") + (
+            "masked " if isinstance(value, _MaskedArray) else "")
         text = f"a {traits}{describe_dtype(value.dtype)} array of shape {value.shape}"
         return text if value.flags.c_contiguous else f"{text} and byte strides {value.strides}"
     text = repr(value)
@@ -123,9 +126,10 @@ def _memref_param(spec: MemRefSpec, where: str, frame_offset: int) -> _Param:
         (i, s) for i, s in enumerate(spec.strides) if s is not DYNAMIC)
     offset = spec.offset or 0  # a static offset is honoured by pointing `aligned` back by it
     back = offset * itemsize
-    words = 2 + 3 + 2 * _MAX_RANK if unranked else 3 + 2 * rank
+    # An unranked argument reserves a descriptor of NumPy's largest rank.
+    words = 2 + 3 + 2 * MAX_RANK if unranked else 3 + 2 * rank
     inner = frame_offset + 2 * _WORD  # unranked: where its ranked descriptor sits in the frame
-    pads = [(0,) * (2 * (_MAX_RANK - r)) for r in range(_MAX_RANK + 1)] if unranked else None
+    pads = [(0,) * (2 * (MAX_RANK - r)) for r in range(MAX_RANK + 1)] if unranked else None
     expected = f"a {'' if unranked else f'{rank}-d '}{' or '.join(d.name for d in accepted)} array"
 
     def fields(address, shape, strides, base):
@@ -137,6 +141,10 @@ def _memref_param(spec: MemRefSpec, where: str, frame_offset: int) -> _Param:
     def check(value, base):
         if not isinstance(value, np.ndarray):
             raise TypeError(f"{where} expects {spec.mlir} ({expected}), got {describe(value)}")
+        if isinstance(value, _MaskedArray):  # the native code would read the masked elements too
+            raise TypeError(f"{where} expects {spec.mlir} ({expected}), got {describe(value)}, whose mask "
+                            "would be dropped; pass a.filled(fill_value) to replace the masked elements, "
+                            "or np.asarray(a) to ignore the mask")
         if value.dtype not in accepted:
             native = value.dtype.newbyteorder("=")
             error = ValueError if not value.dtype.isnative and native in accepted else TypeError
@@ -239,14 +247,18 @@ def _scalar_check(spec: ScalarSpec, where: str):
             return v - 2 ** bits  # signless packs signed: the same bits
         return v
 
-    def to_float(value, expected="a real number"):
+    out_of_range = f", out of range for {spec.mlir}"
+
+    def to_float(value):
         if isinstance(value, (complex, np.complexfloating)) or not isinstance(value, numbers.Real):
-            fail(TypeError, expected, value)
-        v = float(value)
+            fail(TypeError, "a real number", value)
         try:
-            struct.pack("=" + fmt[0], v)
+            v = float(value)  # an int beyond f64 raises; an np.longdouble beyond f64 becomes inf
+            if math.isinf(v) and v != value:
+                raise OverflowError
+            struct.pack("=" + fmt, v)
         except OverflowError:
-            fail(ValueError, expected, value, f", out of range for {spec.mlir}")
+            fail(ValueError, "a real number", value, out_of_range)
         return v
 
     def to_bool(value):
@@ -259,8 +271,14 @@ def _scalar_check(spec: ScalarSpec, where: str):
     def to_complex(value):
         if not isinstance(value, numbers.Complex):
             fail(TypeError, "a complex number", value)
-        c = complex(value)
-        return (to_float(c.real, "a complex number"), to_float(c.imag, "a complex number"))
+        try:
+            c = complex(value)  # as float() above: raises, or gives inf for an np.clongdouble
+            if (math.isinf(c.real) or math.isinf(c.imag)) and c != value:
+                raise OverflowError
+            struct.pack("=" + fmt, c.real, c.imag)
+        except OverflowError:
+            fail(ValueError, "a complex number", value, out_of_range)
+        return c.real, c.imag
 
     convert = {"bool": to_bool, "int": to_int, "sint": to_int, "uint": to_int,
                "float": to_float, "complex": to_complex}[kind]
@@ -306,6 +324,43 @@ def _result_piece(spec) -> tuple[str, type]:
     return "q" * words, ctypes.c_int64 * words
 
 
+def results_layout(results) -> tuple[str, int]:
+    """(struct format, size in bytes) of the struct that carries several or complex results
+    through the C interface's out-parameter, padded as C lays it out (ctypes says where)."""
+    pieces = [_result_piece(s) for s in results]
+    layout = type("Results", (ctypes.Structure,), {"_fields_": [
+        (f"r{i}", ctype) for i, (_, ctype) in enumerate(pieces)]})
+    fmt, at = "=", 0
+    for i, (piece, _) in enumerate(pieces):
+        offset = getattr(layout, f"r{i}").offset
+        fmt, at = fmt + "x" * (offset - at) + piece, offset + struct.calcsize("=" + piece)
+    return fmt, ctypes.sizeof(layout)
+
+
+def view_ranked(fields, dtype: np.dtype, owner) -> np.ndarray:
+    """A view of what a ranked descriptor's fields (allocated, aligned, offset, sizes, strides)
+    describe, keeping `owner` alive. A global's view is read-only: a constant global lives
+    in read-only memory, where a write would crash the process."""
+    rank = (len(fields) - 3) // 2
+    aligned = fields[1] or 0  # None: a NULL pointer passed by value to a callback
+    array = view_memref(aligned + fields[2] * dtype.itemsize, fields[3:3 + rank], fields[3 + rank:], dtype, owner)
+    if fields[0] == GLOBAL_ALLOCATED:
+        array.flags.writeable = False
+    return array
+
+
+def read_unranked(rank: int, descriptor: int, where: str) -> tuple:
+    """The fields of the ranked descriptor at address `descriptor` that an unranked memref of
+    `rank` points at; a rank NumPy cannot have, or NULL, is garbage and raises ValueError."""
+    if not 0 <= rank <= MAX_RANK:
+        raise ValueError(f"{where} is an unranked memref of rank {rank}; NumPy arrays have "
+                         f"at most {MAX_RANK} dimensions")
+    if not descriptor:
+        raise ValueError(f"{where} is an unranked memref that points at no ranked descriptor (NULL)")
+    packer = descriptor_packer(rank)
+    return packer.unpack(ctypes.string_at(descriptor, packer.size))
+
+
 class _Ownership:
     """Who owns the memory a call's memref results point into; one NativeAllocation per buffer."""
 
@@ -316,44 +371,34 @@ class _Ownership:
         self.allocations = {}
 
     def owner_for(self, allocated: int, aligned: int):
-        """(owner, is_global) of a returned memref."""
-        if allocated == _GLOBAL_ALLOCATED:
-            return self.engine_owner, True
+        """Who keeps a returned memref's memory alive (and frees it, if anyone does)."""
+        if allocated == GLOBAL_ALLOCATED:
+            return self.engine_owner
         for i in self.memref_positions:
             array = self.args[i]
             low, high = _byte_bounds(array)
             if low <= allocated < high or low <= aligned < high or allocated == low:
-                return array, False  # a view of an input: keep the input alive, free nothing
+                return array  # a view of an input: keep the input alive, free nothing
         owner = self.allocations.get(allocated)
         if owner is None:
             owner = self.allocations[allocated] = NativeAllocation(allocated)
-        return owner, False
-
-
-_RANK_PACKERS: dict[int, struct.Struct] = {}
+        return owner
 
 
 def _memref_result(spec: MemRefSpec, where: str):
     dtype = element_type_for_mlir(spec.element).dtype
-    itemsize = dtype.itemsize
 
     def to_array(fields, ownership: _Ownership):
-        allocated, aligned, offset = fields[:3]
-        rank = (len(fields) - 3) // 2
-        owner, is_global = ownership.owner_for(allocated, aligned)
-        array = view_memref(aligned + offset * itemsize, fields[3:3 + rank], fields[3 + rank:], dtype, owner)
-        if is_global:  # a constant global lives in read-only memory: writing would crash
-            array.flags.writeable = False
-        return array
+        return view_ranked(fields, dtype, ownership.owner_for(fields[0], fields[1]))
 
     if spec.shape is not None:
         return to_array
 
     def unranked_to_array(fields, ownership):
         rank, descriptor = fields
-        packer = _RANK_PACKERS.get(rank) or _RANK_PACKERS.setdefault(rank, struct.Struct(f"={3 + 2 * rank}q"))
-        # The callee copied the ranked descriptor to the heap for us; we read it and free it.
-        ranked = packer.unpack(ctypes.string_at(descriptor, packer.size))
+        # The callee copied the ranked descriptor to the heap for us; we read it and free it
+        # (after a garbage rank the pointer may be garbage too: it is left alone).
+        ranked = read_unranked(rank, descriptor, where)
         _free(descriptor)
         return to_array(ranked, ownership)
 
@@ -420,15 +465,7 @@ def build_plan(sig: FunctionSignature, engine_owner) -> CallPlan:
 
     result_offset = cursor
     if out_param:
-        pieces = [_result_piece(s) for s in sig.results]
-        layout = type("Results", (ctypes.Structure,), {"_fields_": [
-            (f"r{i}", ctype) for i, (_, ctype) in enumerate(pieces)]})
-        fmt, at = "=", 0
-        for i, (piece, _) in enumerate(pieces):
-            offset = getattr(layout, f"r{i}").offset
-            fmt += "x" * (offset - at) + piece
-            at = offset + struct.calcsize("=" + piece)
-        result_size = ctypes.sizeof(layout)
+        fmt, result_size = results_layout(sig.results)
         slots.insert(0, result_offset)  # the out slot comes first among the slots
     else:
         fmt = "=" + (sig.results[0].scalar.fmt if scalar_result else "")
@@ -505,10 +542,19 @@ def make_invoker(plan: CallPlan, address: int, signature: FunctionSignature,
     def run(frame, args):
         if before_native is None:
             native(frame)
-        else:
-            saved = before_native()
-            native(frame)
-            after_native(saved)  # raises a callback's exception before results are read
+            return finish(frame, args)
+        saved = before_native()
+        native(frame)
+        try:
+            after_native(saved)  # raises a callback's exception instead of returning results
+        except BaseException as error:
+            # The results still exist: decoding them hands memory the JIT code allocated to
+            # free-on-collect owners, and dropping them here frees it.
+            try:
+                finish(frame, args)
+            except Exception as also:  # noqa: BLE001 - the callback's exception is the one raised
+                error.add_note(f"reading the results of {name}() failed too: {also}")
+            raise
         return finish(frame, args)
 
     def invoke(*args):

@@ -4,7 +4,8 @@ The ctypes signature comes from the declaration. With `llvm.emit_c_interface` th
 calls `_mlir_ciface_<name>` with a pointer to each memref's descriptor (and results that
 are memrefs, complex or several come back through a first out-parameter); without it, it
 calls `<name>` with every descriptor field as its own argument. Either way a memref
-arrives as a NumPy view of the caller's memory, valid for the duration of the callback.
+arrives as a NumPy view of the caller's memory, valid for the duration of the callback;
+a view of a global is read-only, as a call's global result is.
 """
 
 from __future__ import annotations
@@ -13,36 +14,33 @@ import ctypes
 import struct
 import threading
 
-from .call_plan import _out_param, _result_piece, _scalar_check
-from .conversion import unranked_to_numpy, view_memref
+from .call_plan import _out_param, _scalar_check, read_unranked, results_layout, view_ranked
+from .descriptors import descriptor_packer
 from .element_types import element_type_for_mlir
 from .signatures import FunctionSignature, MemRefSpec, ScalarSpec, UnsupportedSpec
 
 _UNRANKED = struct.Struct("=qQ")  # {rank, pointer to the ranked descriptor}
 
 
-def _memref_decoder(spec: MemRefSpec, c_interface: bool):
+def _memref_decoder(spec: MemRefSpec, c_interface: bool, where: str):
     """(ctypes argument types, decode(raw arguments) -> ndarray) of one memref parameter."""
     dtype = element_type_for_mlir(spec.element).dtype
-    itemsize = dtype.itemsize
     if spec.shape is None:
         if c_interface:
             def decode(raw):
                 rank, descriptor = _UNRANKED.unpack(ctypes.string_at(raw[0], _UNRANKED.size))
-                return unranked_to_numpy(rank, descriptor, dtype, None)
+                return view_ranked(read_unranked(rank, descriptor, where), dtype, None)
             return [ctypes.c_void_p], decode
-        return [ctypes.c_int64, ctypes.c_void_p], lambda raw: unranked_to_numpy(raw[0], raw[1], dtype, None)
+        return ([ctypes.c_int64, ctypes.c_void_p],
+                lambda raw: view_ranked(read_unranked(raw[0], raw[1], where), dtype, None))
 
     rank = len(spec.shape)
-    packer = struct.Struct(f"={3 + 2 * rank}q")
-
-    def view(fields):
-        aligned, offset = fields[1] or 0, fields[2]
-        return view_memref(aligned + offset * itemsize, fields[3:3 + rank], fields[3 + rank:], dtype, None)
-
+    packer = descriptor_packer(rank)
     if c_interface:
-        return [ctypes.c_void_p], lambda raw: view(packer.unpack(ctypes.string_at(raw[0], packer.size)))
-    return [ctypes.c_void_p, ctypes.c_void_p] + [ctypes.c_int64] * (1 + 2 * rank), view
+        return [ctypes.c_void_p], lambda raw: view_ranked(
+            packer.unpack(ctypes.string_at(raw[0], packer.size)), dtype, None)
+    return ([ctypes.c_void_p, ctypes.c_void_p] + [ctypes.c_int64] * (1 + 2 * rank),
+            lambda raw: view_ranked(raw, dtype, None))
 
 
 def _scalar_decoder(spec: ScalarSpec, where: str):
@@ -72,14 +70,8 @@ def _result_encoder(sig: FunctionSignature, where: str):
     if not sig.c_interface:
         raise TypeError(f"{where}: several or complex results come back as an LLVM struct by value, "
                         "which ctypes cannot return; add llvm.emit_c_interface to the declaration")
-    pieces = [_result_piece(s) for s in results]
-    layout = type("Results", (ctypes.Structure,), {"_fields_": [
-        (f"r{i}", ctype) for i, (_, ctype) in enumerate(pieces)]})
-    fmt, at = "=", 0
-    for i, (piece, _) in enumerate(pieces):
-        offset = getattr(layout, f"r{i}").offset
-        fmt, at = fmt + "x" * (offset - at) + piece, offset + struct.calcsize("=" + piece)
-    pack_into, size = struct.Struct(fmt).pack_into, ctypes.sizeof(layout)
+    fmt, size = results_layout(results)
+    pack_into = struct.Struct(fmt).pack_into
 
     def encode(value, out):
         values = value if len(results) > 1 else (value,)
@@ -99,9 +91,10 @@ def make_trampoline(sig: FunctionSignature, fn, on_error):
     argtypes, decoders, at = [ctypes.c_void_p] if out_param else [], [], int(out_param)
     for i, spec in enumerate(sig.inputs):
         if isinstance(spec, UnsupportedSpec):
-            raise TypeError(f"{where}: argument {i} has type {spec.mlir}, which a callback cannot take")
-        types, decode = (_memref_decoder(spec, sig.c_interface) if isinstance(spec, MemRefSpec)
-                         else _scalar_decoder(spec, f"{where}: argument {i}"))
+            raise TypeError(f"{where}: argument {i} has type {spec.mlir}, which a callback cannot take: "
+                            f"{spec.reason}")
+        types, decode = (_memref_decoder(spec, sig.c_interface, f"{where}: argument {i}")
+                         if isinstance(spec, MemRefSpec) else _scalar_decoder(spec, f"{where}: argument {i}"))
         decoders.append((at, at + len(types), decode))
         argtypes += types
         at += len(types)

@@ -2,6 +2,7 @@
 
     jit = JitModule(MLIR_TEXT)
     out = jit.add(a, b)               # or jit.call("add", a, b)
+    jit.call("engine", x)             # a function named like an attribute of JitModule
     jit.register_callback("log", fn)  # before the first call
 
 Ownership: the JitModule owns the Context, the lowered module, the ExecutionEngine and every
@@ -74,23 +75,30 @@ def _prepare(module) -> None:
         attrs["arg_attrs"] = ir.ArrayAttr.get(dicts, context=context)
 
 
+# File descriptor 2 belongs to the process: two captures that overlap (modules compiling in
+# two threads) would restore each other's temporary file and lose stderr for good. Reentrant,
+# since nested captures in one thread restore in order.
+_STDERR_LOCK = threading.RLock()
+
+
 @contextlib.contextmanager
 def _captured_stderr(sink: list):
     """Collects what native code writes to file descriptor 2 (LLVM's errors) while active."""
-    try:
-        saved = os.dup(2)
-    except OSError:  # no stderr to capture
-        yield
-        return
-    with tempfile.TemporaryFile() as tmp:
-        os.dup2(tmp.fileno(), 2)
+    with _STDERR_LOCK:
         try:
+            saved = os.dup(2)
+        except OSError:  # no stderr to capture
             yield
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-            tmp.seek(0)
-            sink.append(tmp.read().decode(errors="replace"))
+            return
+        with tempfile.TemporaryFile() as tmp:
+            os.dup2(tmp.fileno(), 2)
+            try:
+                yield
+            finally:
+                os.dup2(saved, 2)
+                os.close(saved)
+                tmp.seek(0)
+                sink.append(tmp.read().decode(errors="replace"))
 
 
 class JitFunction:
@@ -187,8 +195,11 @@ class JitModule:
                 invoke = make_invoker(build_plan(sig, self), self._addresses[name], sig, *hooks)
                 invoke.signature = sig
                 self._invokers[name] = invoke
-                if name in self.__dict__ or not hasattr(type(self), name):
-                    self.__dict__[name] = invoke  # jit.<name> is now the plain function: no dispatch
+                # jit.<name> becomes the plain function (no dispatch), unless the name is taken:
+                # a function called `engine` must not replace the ExecutionEngine (jit.call works).
+                attrs = self.__dict__
+                if isinstance(attrs.get(name), JitFunction) or (name not in attrs and not hasattr(type(self), name)):
+                    attrs[name] = invoke
             return invoke
 
     def _compile(self) -> None:

@@ -141,12 +141,22 @@ def _write_reproducer(text: str) -> str | None:
         return None
 
 
+def _current_context(ir):
+    try:
+        return ir.Context.current  # None outside a Context; older bindings raise instead
+    except ValueError:
+        return None
+
+
 def lower_to_llvm(module, pipeline: str | None = None):
     """Runs `pipeline` (default: TENSOR_PIPELINE if `module` uses tensors, else DEFAULT_PIPELINE)
-    on `module` in place and returns it; a failure raises LoweringError with a reproducer."""
+    on `module` in place and returns it; a failure raises LoweringError with a reproducer.
+
+    `module` may also be MLIR text: it is parsed in the current Context, or outside one in a
+    new Context that the returned module keeps alive."""
     ir, passmanager = bindings().ir, bindings().passmanager
     if isinstance(module, str):
-        module = ir.Module.parse(module)
+        module = ir.Module.parse(module, context=_current_context(ir) or ir.Context())
     if pipeline is None:
         pipeline = TENSOR_PIPELINE if uses_tensors(module) else DEFAULT_PIPELINE
     context = module.context

@@ -12,6 +12,8 @@ import ctypes
 from typing import NamedTuple, Union
 
 from .bindings import bindings
+from .descriptors import MAX_RANK
+from .element_types import element_type_for_mlir
 
 DYNAMIC = None  # a `?` size, stride or offset
 _MLIR_DYNAMIC = -(2**63)  # how the bindings spell `?` (ShapedType.get_dynamic_size())
@@ -114,6 +116,18 @@ def _dims(values) -> tuple:
     return tuple(DYNAMIC if v == _MLIR_DYNAMIC else v for v in values)
 
 
+def _supported(spec: MemRefSpec) -> ValueSpec:
+    """`spec`, or an UnsupportedSpec saying why no NumPy array can stand for it."""
+    if spec.shape is not None and len(spec.shape) > MAX_RANK:
+        return UnsupportedSpec(spec.mlir, f"its rank {len(spec.shape)} exceeds NumPy's limit of "
+                                          f"{MAX_RANK} dimensions")
+    try:
+        element_type_for_mlir(spec.element)
+    except (TypeError, ImportError) as e:  # no NumPy dtype (i4, vector<4xf32>), or ml_dtypes missing
+        return UnsupportedSpec(spec.mlir, str(e))
+    return spec
+
+
 def _memref_spec(ir, t, writable: bool) -> ValueSpec | None:
     text = str(t)
     for cls in (ir.UnrankedMemRefType, ir.UnrankedTensorType):
@@ -142,6 +156,8 @@ def value_spec(t, writable: bool = True) -> ValueSpec:
     """The spec of one MLIR type (an `ir.Type`)."""
     ir = bindings().ir
     spec = _memref_spec(ir, t, writable)
+    if isinstance(spec, MemRefSpec):
+        return _supported(spec)
     if spec is not None:
         return spec
     text = str(t)
