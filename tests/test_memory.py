@@ -58,27 +58,18 @@ def churn_the_allocator(size: int = N, count: int = 3) -> list:
 
 
 @pytest.mark.jit
-def test_temporary_descriptor_keeps_its_array_alive_through_a_jit_call(jit):
+@pytest.mark.parametrize("make_descriptor, function", [
+    (get_ranked_memref_descriptor, "sum"), (get_unranked_memref_descriptor, "sum_unranked")])
+def test_temporary_descriptor_keeps_its_array_alive_through_a_jit_call(jit, make_descriptor, function):
     engine = jit(SUM_F64)
     # The array and the descriptor are temporaries: only the pointer chain holds them.
-    p = ctypes.pointer(ctypes.pointer(get_ranked_memref_descriptor(np.arange(float(N)))))
+    p = ctypes.pointer(ctypes.pointer(make_descriptor(np.arange(float(N)))))
     junk = churn_the_allocator()
     out = np.zeros(())
-    engine.invoke("sum", p, memref_arg(get_ranked_memref_descriptor(out)))
+    engine.invoke(function, p, memref_arg(get_ranked_memref_descriptor(out)))
     del junk
     assert out[()] == EXPECTED_SUM
     assert EXPECTED_SUM == np.arange(float(N)).sum()
-
-
-@pytest.mark.jit
-def test_temporary_unranked_descriptor_keeps_its_array_alive_through_a_jit_call(jit):
-    engine = jit(SUM_F64)
-    p = ctypes.pointer(ctypes.pointer(get_unranked_memref_descriptor(np.arange(float(N)))))
-    junk = churn_the_allocator()
-    out = np.zeros(())
-    engine.invoke("sum_unranked", p, memref_arg(get_ranked_memref_descriptor(out)))
-    del junk
-    assert out[()] == EXPECTED_SUM
 
 
 def test_temporary_descriptor_keeps_its_array_alive_for_python_too():
