@@ -183,12 +183,9 @@ def descriptor_to_numpy(desc: ctypes.Structure, owner=None) -> np.ndarray:
     fields = packer.unpack_from(desc)
     dtype = element_type_for_ctype(ctype).dtype
     address = fields[1] + fields[2] * dtype.itemsize
+    read_only = bool(_READ_ONLY) and ctypes.addressof(desc) in _READ_ONLY
     return view_memref(address, fields[3:3 + rank], fields[3 + rank:], dtype,
-                       desc if owner is None else owner, _is_read_only(ctypes.addressof(desc)))
-
-
-def _is_read_only(descriptor_address: int) -> bool:
-    return bool(_READ_ONLY) and descriptor_address in _READ_ONLY
+                       desc if owner is None else owner, read_only)
 
 
 def ranked_memref_to_numpy(ranked_memref) -> np.ndarray:
@@ -205,7 +202,7 @@ def unranked_to_numpy(rank: int, descriptor: int, dtype, owner) -> np.ndarray:
     packer = descriptor_packer(rank)
     fields = packer.unpack(ctypes.string_at(descriptor, packer.size))
     return view_memref(fields[1] + fields[2] * dtype.itemsize, fields[3:3 + rank],
-                       fields[3 + rank:], dtype, owner, _is_read_only(descriptor))
+                       fields[3 + rank:], dtype, owner, bool(_READ_ONLY) and descriptor in _READ_ONLY)
 
 
 def _dtype_of(np_dtype) -> np.dtype:
