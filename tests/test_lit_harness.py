@@ -17,6 +17,8 @@ pytestmark = pytest.mark.skipif(LIT is None, reason="lit is not installed")
 
 TESTS = {
     "passes.py": "# RUN: %PYTHON %s | FileCheck %s\nprint('fine')\n# CHECK: fine\n",
+    # A subfolder named like a top-level folder that lit.cfg.py excludes.
+    "runtime/nested.py": "# RUN: %PYTHON %s | FileCheck %s\nprint('nested')\n# CHECK: nested\n",
     "segfaults.py": "# RUN: %PYTHON %s\nimport ctypes\nctypes.string_at(0)\n",
     "hangs.py": "# RUN: %PYTHON %s\nimport time\ntime.sleep(120)\n",
 }
@@ -29,7 +31,8 @@ def suite(tmp_path_factory) -> Path:
     shutil.copy(REPO / "lit.cfg.py", root / "lit.cfg.py")
     for shared in ("runtime", "mlir_inputs"):
         (root / shared).symlink_to(REPO / shared)
-    (root / "lit_tests").mkdir()
+    (root / "lit_tests" / "runtime").mkdir(parents=True)
+    shutil.copy(REPO / "lit_tests" / "lit.local.cfg", root / "lit_tests" / "lit.local.cfg")
     for name, text in TESTS.items():
         (root / "lit_tests" / name).write_text(text)
     # Files lit must never collect: tests/, a build folder, a venv.
@@ -47,6 +50,7 @@ def lit(suite: Path, *args: str) -> subprocess.CompletedProcess:
 def test_a_crash_and_a_hang_fail_alone(suite):
     out = lit(suite, "--timeout", "5", "lit_tests")
     assert "PASS: memref-runtime :: lit_tests/passes.py" in out.stdout
+    assert "PASS: memref-runtime :: lit_tests/runtime/nested.py" in out.stdout
     assert "FAIL: memref-runtime :: lit_tests/segfaults.py" in out.stdout
     assert "TIMEOUT: memref-runtime :: lit_tests/hangs.py" in out.stdout
     assert out.returncode != 0
