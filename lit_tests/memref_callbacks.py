@@ -28,7 +28,7 @@ def testRankedMemRefCallback():
         # CHECK: callback got shape (2, 2) element strides [2, 1]
         # CHECK-NEXT{LITERAL}: [[1. 5.]
         # CHECK-NEXT{LITERAL}:  [6. 7.]]
-        # CHECK-NEXT: sum 19.0
+        # CHECK-NEXT: sum 19.0{{$}}
         engine.invoke("callback_then_sum", memref_arg(np.array([[1, 5], [6, 7]], np.float32)),
                       memref_arg(total))
         log("sum", total)
@@ -40,7 +40,7 @@ def testRankedMemRefCallback():
         # CHECK-NEXT{LITERAL}: [[5. 5. 5. 5.]
         # CHECK-NEXT{LITERAL}:  [6. 6. 6. 6.]
         # CHECK-NEXT{LITERAL}:  [7. 7. 7. 7.]]
-        # CHECK-NEXT: sum 72.0
+        # CHECK-NEXT: sum 72.0{{$}}
         engine.invoke("callback_then_sum", memref_arg(broadcast), memref_arg(total))
         log("sum", total)
 
@@ -50,7 +50,7 @@ def testRankedMemRefCallback():
         # CHECK-NEXT{LITERAL}: [[ 1.  2.]
         # CHECK-NEXT{LITERAL}:  [ 5.  6.]
         # CHECK-NEXT{LITERAL}:  [ 9. 10.]]
-        # CHECK-NEXT: sum 33.0
+        # CHECK-NEXT: sum 33.0{{$}}
         engine.invoke("callback_then_sum", memref_arg(base[:, 1:3]), memref_arg(total))
         log("sum", total)
 
