@@ -23,8 +23,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .conversion import _element_strides, view_memref
-from .descriptors import MAX_RANK, descriptor_packer
+from .conversion import _element_strides, read_ranked_descriptor, view_memref
+from .descriptors import MAX_RANK
 from .element_types import C64, C128, describe_dtype, element_type_for_mlir
 from .signatures import DYNAMIC, FunctionSignature, MemRefSpec, ScalarSpec, UnsupportedSpec
 
@@ -39,6 +39,14 @@ _libc = ctypes.CDLL(None)
 _free = _libc.free
 _free.argtypes, _free.restype = [ctypes.c_void_p], None
 _byte_bounds = getattr(getattr(np.lib, "array_utils", np), "byte_bounds", None) or np.byte_bounds
+
+
+def add_note(error: BaseException, note: str) -> None:
+    """`error.add_note(note)`: on Python 3.10, which lacks it, the note goes to `__notes__` unprinted."""
+    if hasattr(error, "add_note"):
+        error.add_note(note)
+    else:
+        error.__notes__ = [*getattr(error, "__notes__", ()), note]
 
 
 class NativeAllocation:
@@ -349,18 +357,6 @@ def view_ranked(fields, dtype: np.dtype, owner) -> np.ndarray:
     return array
 
 
-def read_unranked(rank: int, descriptor: int, where: str) -> tuple:
-    """The fields of the ranked descriptor at address `descriptor` that an unranked memref of
-    `rank` points at; a rank NumPy cannot have, or NULL, is garbage and raises ValueError."""
-    if not 0 <= rank <= MAX_RANK:
-        raise ValueError(f"{where} is an unranked memref of rank {rank}; NumPy arrays have "
-                         f"at most {MAX_RANK} dimensions")
-    if not descriptor:
-        raise ValueError(f"{where} is an unranked memref that points at no ranked descriptor (NULL)")
-    packer = descriptor_packer(rank)
-    return packer.unpack(ctypes.string_at(descriptor, packer.size))
-
-
 class _Ownership:
     """Who owns the memory a call's memref results point into; one NativeAllocation per buffer."""
 
@@ -398,7 +394,7 @@ def _memref_result(spec: MemRefSpec, where: str):
         rank, descriptor = fields
         # The callee copied the ranked descriptor to the heap for us; we read it and free it
         # (after a garbage rank the pointer may be garbage too: it is left alone).
-        ranked = read_unranked(rank, descriptor, where)
+        ranked = read_ranked_descriptor(rank, descriptor, where)
         _free(descriptor)
         return to_array(ranked, ownership)
 
@@ -553,7 +549,7 @@ def make_invoker(plan: CallPlan, address: int, signature: FunctionSignature,
             try:
                 finish(frame, args)
             except Exception as also:  # noqa: BLE001 - the callback's exception is the one raised
-                error.add_note(f"reading the results of {name}() failed too: {also}")
+                add_note(error, f"reading the results of {name}() failed too: {also}")
             raise
         return finish(frame, args)
 

@@ -14,7 +14,8 @@ import ctypes
 import struct
 import threading
 
-from .call_plan import _out_param, _scalar_check, read_unranked, results_layout, view_ranked
+from .call_plan import _out_param, _scalar_check, add_note, results_layout, view_ranked
+from .conversion import read_ranked_descriptor
 from .descriptors import descriptor_packer
 from .element_types import element_type_for_mlir
 from .signatures import FunctionSignature, MemRefSpec, ScalarSpec, UnsupportedSpec
@@ -29,10 +30,10 @@ def _memref_decoder(spec: MemRefSpec, c_interface: bool, where: str):
         if c_interface:
             def decode(raw):
                 rank, descriptor = _UNRANKED.unpack(ctypes.string_at(raw[0], _UNRANKED.size))
-                return view_ranked(read_unranked(rank, descriptor, where), dtype, None)
+                return view_ranked(read_ranked_descriptor(rank, descriptor, where), dtype, None)
             return [ctypes.c_void_p], decode
         return ([ctypes.c_int64, ctypes.c_void_p],
-                lambda raw: view_ranked(read_unranked(raw[0], raw[1], where), dtype, None))
+                lambda raw: view_ranked(read_ranked_descriptor(raw[0], raw[1], where), dtype, None))
 
     rank = len(spec.shape)
     packer = descriptor_packer(rank)
@@ -105,7 +106,7 @@ def make_trampoline(sig: FunctionSignature, fn, on_error):
             result = fn(*(decode(raw[a:b]) for a, b, decode in decoders))
             return encode(result, raw[0] if out_param else None)
         except BaseException as e:  # noqa: BLE001 - ctypes would print and drop it
-            e.add_note(f"raised in {where} ({sig})")
+            add_note(e, f"raised in {where} ({sig})")
             on_error(e)
             return default
 

@@ -193,14 +193,21 @@ def ranked_memref_to_numpy(ranked_memref) -> np.ndarray:
     return descriptor_to_numpy(_structure_of(ranked_memref))
 
 
+def read_ranked_descriptor(rank: int, descriptor: int, where: str) -> tuple:
+    """The fields of the ranked descriptor at address `descriptor` that an unranked memref of
+    `rank` points at; a rank NumPy cannot have, or NULL, is garbage and raises ValueError."""
+    if not 0 <= rank <= MAX_RANK:
+        raise ValueError(f"{where} is an unranked memref of rank {rank}, expected 0..{MAX_RANK}: "
+                         f"NumPy arrays have at most {MAX_RANK} dimensions")
+    if not descriptor:
+        raise ValueError(f"{where} is an unranked memref that points at no ranked descriptor (NULL)")
+    packer = descriptor_packer(rank)
+    return packer.unpack(ctypes.string_at(descriptor, packer.size))
+
+
 def unranked_to_numpy(rank: int, descriptor: int, dtype, owner) -> np.ndarray:
     """A view of the ranked descriptor at address `descriptor`, of rank `rank` and element `dtype`."""
-    if not 0 <= rank <= MAX_RANK:
-        raise ValueError(f"memref: unranked descriptor has rank {rank}, expected 0..{MAX_RANK}")
-    if not descriptor:
-        raise ValueError("memref: unranked descriptor points at no ranked descriptor (NULL)")
-    packer = descriptor_packer(rank)
-    fields = packer.unpack(ctypes.string_at(descriptor, packer.size))
+    fields = read_ranked_descriptor(rank, descriptor, "unranked_memref")
     return view_memref(fields[1] + fields[2] * dtype.itemsize, fields[3:3 + rank],
                        fields[3 + rank:], dtype, owner, bool(_READ_ONLY) and descriptor in _READ_ONLY)
 
