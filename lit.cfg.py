@@ -7,12 +7,18 @@ Runs the tests under lit_tests/ (and nothing else) with `lit .`, `lit lit_tests`
   python=PATH                the interpreter that runs the tests (default: the one running lit)
   filecheck=PATH             the FileCheck to use (LLVM's or the Python `filecheck`)
   not=PATH, count=PATH       the LLVM `not` / `count` tools
-  mlir_bindings=NAME         the MLIR Python package: `mlir` (default) or `torch_mlir`
+  mlir_python=NAME           the MLIR Python package: `mlir` (default) or `torch_mlir`, whose
+                             modules `mlir.*` then resolves to inside the tests (old name:
+                             mlir_bindings)
+  mlir_python_path=DIR       a folder put first on the tests' PYTHONPATH, holding that package:
+                             an LLVM build's tools/mlir/python_packages/mlir_core; its build's
+                             bin/ and lib/ then come first for the tools and runner-utils
   mlir_runner_utils=PATH     libmlir_runner_utils (default: next to the bindings)
   mlir_c_runner_utils=PATH   libmlir_c_runner_utils (default: next to the bindings)
   exec_root=DIR              where lit writes its Output/ folders (default: a temp folder)
-  runtime=NAME               what `import mlir.runtime` gives the tests: `upstream` (default,
+  mlir_runtime=NAME          what `import mlir.runtime` gives the tests: `upstream` (default,
                              the module in the bindings) or `memref_runtime` (our facade)
+                             (old name: runtime)
 
 A site configuration (lit.site.cfg.py, written by CMake) may preset `config.python_executable`,
 `config.llvm_tools_dir`, `config.mlir_tools_dir`, `config.mlir_lib_dir` and
@@ -62,8 +68,30 @@ config.test_exec_root = (
 # The interpreter that runs the tests, and what it can see.
 # ---------------------------------------------------------------------------
 
+def param(name: str, old_name: str, default: str) -> str:
+    """`-D name=...`, also accepted under its older name; both given must agree."""
+    given = {n: params[n] for n in (name, old_name) if n in params}
+    if len(set(given.values())) > 1:
+        lit_config.fatal(f"-D {name} and -D {old_name} name the same setting, got {given[name]!r} and {given[old_name]!r}")
+    return next(iter(given.values()), default)
+
+
 python = params.get("python") or getattr(config, "python_executable", None) or sys.executable
-bindings = params.get("mlir_bindings", "mlir")
+bindings = param("mlir_python", "mlir_bindings", "mlir")
+mlir_python_path = params.get("mlir_python_path")
+if mlir_python_path is not None:
+    mlir_python_path = os.path.abspath(mlir_python_path)
+    if not os.path.isdir(os.path.join(mlir_python_path, bindings)):
+        lit_config.fatal(
+            f"-D mlir_python_path: expected a folder holding the {bindings!r} package"
+            f" (an LLVM build's tools/mlir/python_packages/mlir_core), got {params['mlir_python_path']!r}"
+        )
+# What the test processes import ahead of site-packages: the runtime's alias hook, the runtime
+# from the source tree (so the suite runs without `pip install -e .`), then a build tree's MLIR.
+TEST_PYTHONPATH = [
+    os.path.join(repo_root, "runtime", "memref_runtime", "_site"),
+    os.path.join(repo_root, "runtime"),
+] + [p for p in (mlir_python_path, os.environ.get("PYTHONPATH")) if p]
 
 # Runs under `python` (not under lit's interpreter) so that every feature describes the
 # environment the tests really run in. A crash in the JIT check only loses host-supports-jit.
@@ -96,6 +124,8 @@ try:
     found["mlir_major"] = mlir_major()
 except Exception:
     found["mlir_major"] = None
+from memref_runtime.lowering import DEFAULT_PIPELINE
+found["default_pipeline"] = DEFAULT_PIPELINE
 
 def jit_works():
     ir = importlib.import_module(bindings + ".ir")
@@ -115,8 +145,10 @@ except Exception:
 def probe_python(python: str, bindings: str) -> dict:
     """What `python` can import and where it keeps the MLIR/LLVM packages (one JSON per line)."""
     try:
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(TEST_PYTHONPATH[1:]))
         out = subprocess.run(
-            [python, "-c", PROBE, bindings, os.path.join(repo_root, "runtime")], capture_output=True, text=True, timeout=120
+            [python, "-c", PROBE, bindings, os.path.join(repo_root, "runtime")],
+            capture_output=True, text=True, timeout=120, env=env,
         )
         found = {"jit": False}
         for line in out.stdout.splitlines():
@@ -132,18 +164,33 @@ probe = probe_python(python, bindings)
 bindings_dirs = probe["bindings_dirs"]
 if not bindings_dirs:
     message = f"{python} cannot import the MLIR bindings package {bindings!r}"
-    (lit_config.fatal if "mlir_bindings" in params else lit_config.warning)(message)
+    explicit = {"mlir_python", "mlir_bindings", "mlir_python_path"} & set(params)
+    (lit_config.fatal if explicit else lit_config.warning)(message)
 
 
 def subdirs(roots, *names):
     return [os.path.join(r, n) for r in roots for n in names]
 
 
-# Where each kind of file is looked for, first hit wins. Site-config values come first.
+def build_tree_of(path):
+    """The LLVM build (or install) tree above `path` (the first ancestor with bin/mlir-opt), or None."""
+    for _ in range(6):
+        if os.path.isfile(os.path.join(path, "bin", "mlir-opt")):
+            return [path]
+        path = os.path.dirname(path)
+    return None
+
+
+build_tree = (mlir_python_path and build_tree_of(mlir_python_path)) or []
+# Where each kind of file is looked for, first hit wins: site-config values, then the build
+# tree of -D mlir_python_path, then the wheels.
 SEARCH = {
-    "llvm_tools": [getattr(config, "llvm_tools_dir", None)] + subdirs(probe["llvm_dirs"], "bin"),
-    "mlir_tools": [getattr(config, "mlir_tools_dir", None)] + subdirs(bindings_dirs, "bin", "_mlir_libs"),
+    "llvm_tools": [getattr(config, "llvm_tools_dir", None)] + subdirs(build_tree, "bin") + subdirs(probe["llvm_dirs"], "bin"),
+    "mlir_tools": [getattr(config, "mlir_tools_dir", None)]
+    + subdirs(build_tree, "bin")
+    + subdirs(bindings_dirs, "bin", "_mlir_libs"),
     "mlir_libs": [getattr(config, "mlir_lib_dir", None)]
+    + subdirs(build_tree, "lib")
     + subdirs(bindings_dirs, "lib", "_mlir_libs", "bin"),
 }
 SHARED_LIB_NAME = {"win32": "{}.dll", "darwin": "lib{}.dylib"}.get(sys.platform, "lib{}.so")
@@ -227,7 +274,8 @@ for name, command in TOOLS.items():
 # ---------------------------------------------------------------------------
 
 runner_utils = {name: find_shared_lib(name) for name in ("mlir_runner_utils", "mlir_c_runner_utils")}
-mlir_tools = {name: find_tool(name, "mlir_tools") for name in ("mlir-opt", "mlir-runner")}
+MLIR_TOOL_NAMES = ("mlir-opt", "mlir-runner", "mlir-translate")
+mlir_tools = {name: find_tool(name, "mlir_tools") for name in MLIR_TOOL_NAMES}
 
 PATH_SUBSTITUTIONS = {
     "%PYTHON": python,
@@ -236,12 +284,25 @@ PATH_SUBSTITUTIONS = {
     "%mlir_c_runner_utils": runner_utils["mlir_c_runner_utils"],
     "%mlir_opt": mlir_tools["mlir-opt"],
     "%mlir_runner": mlir_tools["mlir-runner"],
+    "%mlir_translate": mlir_tools["mlir-translate"],
 }
 # Longest key first, so that %mlir_runner does not eat the front of %mlir_runner_utils.
 for key in sorted(PATH_SUBSTITUTIONS, key=len, reverse=True):
     value = PATH_SUBSTITUTIONS[key]
     if value is not None:
         config.substitutions.append((key, f'"{value}"' if " " in value else value))
+
+# Upstream-style .mlir tests name the tools bare (`mlir-opt %s ... | mlir-runner ...`): each
+# bare name becomes the tool found above, and the tools' folders lead the tests' PATH.
+for name, path in mlir_tools.items():
+    if path:
+        config.substitutions.append((ToolSubst(name, command=path).regex, f'"{path}"' if " " in path else path))
+# `%lower_to_llvm`: the runtime's own DEFAULT_PIPELINE, as an mlir-opt option.
+config.substitutions.append(("%lower_to_llvm", f'--pass-pipeline="{probe["default_pipeline"]}"'))
+tool_dirs = [os.path.dirname(p) for p in list(mlir_tools.values()) + [TOOLS["FileCheck"]] if p and os.path.isabs(p)]
+config.environment["PATH"] = os.pathsep.join(
+    list(dict.fromkeys(tool_dirs)) + [config.environment.get("PATH") or os.environ.get("PATH", "")]
+)
 
 # The hosts ORC JIT runs these tests on; anything else gets no `host-supports-jit`.
 JIT_MACHINES = {"x86_64", "amd64", "aarch64", "arm64"}
@@ -256,6 +317,7 @@ FEATURES = {
     "host-supports-jit": probe["jit"] and probe["machine"].lower() in JIT_MACHINES,
     "runner-utils": all(p and os.path.isfile(p) for p in runner_utils.values()),
     "mlir-tools": all(mlir_tools.values()),
+    "mlir-python-path": mlir_python_path is not None,
     "ml_dtypes": probe["has_ml_dtypes"],
     f"bindings-{bindings}": bool(bindings_dirs),
     f"mlir-{mlir_major}": mlir_major is not None,
@@ -270,19 +332,17 @@ config.available_features.update(name for name, present in FEATURES.items() if p
 
 # What `import mlir.runtime` gives the tests: upstream's module, or memref_runtime's facade.
 # runtime/memref_runtime/_site/sitecustomize.py installs the aliases the environment asks for
-# (this one, and `mlir` -> `torch_mlir` for -D mlir_bindings=torch_mlir).
+# (this one, and `mlir` -> `torch_mlir` for -D mlir_python=torch_mlir).
 RUNTIMES = ("upstream", "memref_runtime")
-runtime = params.get("runtime", "upstream")
+runtime = param("mlir_runtime", "runtime", "upstream")
 if runtime not in RUNTIMES:
-    lit_config.fatal(f"-D runtime: expected one of {', '.join(RUNTIMES)}, got {runtime!r}")
+    lit_config.fatal(f"-D mlir_runtime: expected one of {', '.join(RUNTIMES)}, got {runtime!r}")
 config.available_features.add("runtime-" + runtime)
 config.environment["MEMREF_RUNTIME_MLIR_RUNTIME"] = runtime
 
-# The runtime is imported from the source tree, so the suite runs without `pip install -e .`.
-config.environment["PYTHONPATH"] = os.pathsep.join(
-    [os.path.join(repo_root, "runtime", "memref_runtime", "_site"), os.path.join(repo_root, "runtime")]
-    + [p for p in (os.environ.get("PYTHONPATH"),) if p]
-)
+config.environment["PYTHONPATH"] = os.pathsep.join(TEST_PYTHONPATH)
+if mlir_python_path:
+    config.environment["MEMREF_RUNTIME_MLIR_PYTHON_PATH"] = mlir_python_path
 config.environment["MLIR_INPUTS"] = PATH_SUBSTITUTIONS["%mlir_inputs"]
 config.environment["MEMREF_RUNTIME_BINDINGS"] = bindings
 for var in ("HOME", "DYLD_LIBRARY_PATH"):

@@ -1,0 +1,101 @@
+"""The lit suite against other MLIR sources: a build tree's bindings (-D mlir_python_path),
+the parameter names of the LLVM-style routes, and the features naming the provider."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from test_lit_harness import LIT, REPO
+
+pytestmark = pytest.mark.skipif(LIT is None, reason="lit is not installed")
+
+TOOLS = ("mlir-opt", "mlir-runner", "mlir-translate")
+LIBS = ("libmlir_runner_utils.so", "libmlir_c_runner_utils.so")
+
+
+def installed_mlir() -> Path | None:
+    """The folder of the `mlir` package from the LLVM wheels, if its tools are there."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("mlir")
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        if all((Path(location) / "bin" / tool).is_file() for tool in TOOLS):
+            return Path(location)
+    return None
+
+
+@pytest.fixture(scope="module")
+def build_tree(tmp_path_factory) -> Path:
+    """An LLVM build tree's layout (bin/, lib/, tools/mlir/python_packages/mlir_core/mlir),
+    made of links to the installed wheel: this machine has no LLVM build of its own."""
+    mlir = installed_mlir()
+    if mlir is None or not all((mlir / "lib" / lib).is_file() for lib in LIBS):
+        pytest.skip("the mlir wheel with its tools and runner-utils libraries is not installed")
+    tree = tmp_path_factory.mktemp("llvm-build")
+    core = tree / "tools" / "mlir" / "python_packages" / "mlir_core"
+    for folder in (core, tree / "bin", tree / "lib"):
+        folder.mkdir(parents=True)
+    (core / "mlir").symlink_to(mlir, target_is_directory=True)
+    for tool in TOOLS:
+        (tree / "bin" / tool).symlink_to(mlir / "bin" / tool)
+    for lib in (mlir / "lib").iterdir():  # the runner utils and the libraries they load
+        (tree / "lib" / lib.name).symlink_to(lib)
+    return tree
+
+
+def lit(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([LIT, "-a", "-D", f"exec_root={tmp_path}", *args], cwd=REPO,
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_build_tree_bindings_tools_and_libraries_come_first(build_tree, tmp_path):
+    core = build_tree / "tools" / "mlir" / "python_packages" / "mlir_core"
+    out = lit(tmp_path, "-D", f"mlir_python_path={core}", "--debug",
+              "lit_tests/harness_mlir_provider.py", "lit_tests/mlir_runner_subview_offset.mlir",
+              "lit_tests/ranked_offset_callback.py")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.count("PASS: memref-runtime") == 3, out.stdout
+    # The .mlir test ran the build tree's tools with its runner-utils libraries.
+    assert f"{build_tree}/bin/mlir-opt " in out.stdout
+    assert f"{build_tree}/bin/mlir-runner " in out.stdout
+    assert f"-shared-libs={build_tree}/lib/libmlir_c_runner_utils.so,{build_tree}/lib/libmlir_runner_utils.so" in out.stdout
+    assert "'mlir-python-path'" in out.stderr and "'bindings-mlir'" in out.stderr
+
+
+def test_default_provider_features(tmp_path):
+    out = lit(tmp_path, "--debug", "lit_tests/harness_mlir_provider.py")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "'bindings-mlir'" in out.stderr and "'mlir-python-path'" not in out.stderr
+    major = next(word for word in out.stderr.replace(",", " ").split() if word.startswith("'mlir-") and word[6:-1].isdigit())
+    assert int(major[6:-1]) >= 17
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["-D", "mlir_python_path=/no/such/folder"],
+         "-D mlir_python_path: expected a folder holding the 'mlir' package (an LLVM build's "
+         "tools/mlir/python_packages/mlir_core), got '/no/such/folder'"),
+        (["-D", "mlir_runtime=memref_runtime", "-D", "runtime=upstream"],
+         "-D mlir_runtime and -D runtime name the same setting, got 'memref_runtime' and 'upstream'"),
+        (["-D", "mlir_python=mlir", "-D", "mlir_bindings=torch_mlir"],
+         "-D mlir_python and -D mlir_bindings name the same setting, got 'mlir' and 'torch_mlir'"),
+        (["-D", "mlir_runtime=ours"],
+         "-D mlir_runtime: expected one of upstream, memref_runtime, got 'ours'"),
+    ],
+)
+def test_bad_parameters_stop_lit_with_the_reason(tmp_path, args, message):
+    out = lit(tmp_path, *args, "lit_tests/harness_mlir_provider.py")
+    assert out.returncode != 0
+    assert message in out.stderr
+
+
+def test_old_parameter_names_still_work(tmp_path):
+    out = lit(tmp_path, "-D", "mlir_bindings=mlir", "-D", "runtime=memref_runtime", "--debug",
+              "lit_tests/upstream_style_runtime.py")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "'runtime-memref_runtime'" in out.stderr
