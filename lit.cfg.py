@@ -21,8 +21,8 @@ Runs the tests under lit_tests/ (and nothing else) with `lit .`, `lit lit_tests`
                              (old name: runtime)
 
 A site configuration (lit.site.cfg.py, written by CMake) may preset `config.python_executable`,
-`config.llvm_tools_dir`, `config.mlir_tools_dir`, `config.mlir_lib_dir` and
-`config.test_exec_root`; `-D` parameters win over those.
+`config.llvm_tools_dir`, `config.mlir_tools_dir`, `config.mlir_lib_dir`, `config.mlir_python_path`
+and `config.test_exec_root`; `-D` parameters win over those.
 """
 
 import hashlib
@@ -78,14 +78,17 @@ def param(name: str, old_name: str, default: str) -> str:
 
 python = params.get("python") or getattr(config, "python_executable", None) or sys.executable
 bindings = param("mlir_python", "mlir_bindings", "mlir")
-mlir_python_path = params.get("mlir_python_path")
-if mlir_python_path is not None:
-    mlir_python_path = os.path.abspath(mlir_python_path)
+mlir_python_path = params.get("mlir_python_path") or getattr(config, "mlir_python_path", None)
+if mlir_python_path:
     if not os.path.isdir(os.path.join(mlir_python_path, bindings)):
+        origin = "-D mlir_python_path" if "mlir_python_path" in params else "MEMREF_RUNTIME_MLIR_PYTHON_PATH (CMake)"
         lit_config.fatal(
-            f"-D mlir_python_path: expected a folder holding the {bindings!r} package"
-            f" (an LLVM build's tools/mlir/python_packages/mlir_core), got {params['mlir_python_path']!r}"
+            f"{origin}: expected a folder holding the {bindings!r} package"
+            f" (an LLVM build's tools/mlir/python_packages/mlir_core), got {mlir_python_path!r}"
         )
+    mlir_python_path = os.path.abspath(mlir_python_path)
+else:
+    mlir_python_path = None
 # What the test processes import ahead of site-packages: the runtime's alias hook, the runtime
 # from the source tree (so the suite runs without `pip install -e .`), then a build tree's MLIR.
 TEST_PYTHONPATH = [

@@ -1,4 +1,4 @@
-# RUN: %PYTHON %s 2>&1 | FileCheck %s --check-prefixes=CHECK,%if mlir-python-path %{TREE%} %else %{INSTALLED%}
+# RUN: %PYTHON %s %mlir_opt 2>&1 | FileCheck %s --check-prefixes=CHECK,%if mlir-python-path %{TREE%} %else %{INSTALLED%}
 """Which MLIR the tests get: `from mlir.ir import *` resolves to the provider lit.cfg.py chose
 (-D mlir_python=, default the `mlir` package), taken from -D mlir_python_path= when given,
 else from the installed distribution; the tools on PATH come from the same place."""
@@ -6,6 +6,7 @@ else from the installed distribution; the tools on PATH come from the same place
 import importlib
 import os
 import shutil
+import sys
 
 import mlir.ir
 from memref_runtime.testing import log
@@ -31,11 +32,12 @@ else:
     log("provider's ir module from an installed distribution:",
         any(part in ir_file.split(os.sep) for part in ("site-packages", "dist-packages")))
 
-# With a build tree, its bin/ holds mlir-opt, and PATH finds that one first.
-# TREE: mlir-opt on PATH from the build tree: True
-if tree:
-    opt = shutil.which("mlir-opt")
-    log("mlir-opt on PATH from the build tree:", opt is not None and under(opt, os.path.join(tree, os.pardir, os.pardir, os.pardir, os.pardir, "bin")))
+# The bare `mlir-opt` on PATH is the %mlir_opt that lit chose (a build tree's bin/ comes first),
+# or there is none at all (torch_mlir ships no mlir-opt).
+# CHECK: mlir-opt on PATH is %mlir_opt: True
+chosen = None if sys.argv[1] == "%mlir_opt" else os.path.realpath(sys.argv[1])
+on_path = shutil.which("mlir-opt")
+log("mlir-opt on PATH is %mlir_opt:", chosen == (on_path and os.path.realpath(on_path)))
 
 # The Context works: an op parses and prints through this provider.
 # CHECK: func.func @f()
