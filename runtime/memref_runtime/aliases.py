@@ -5,7 +5,7 @@
 - `alias_mlir_bindings("torch_mlir")`: `import mlir.ir` (any `mlir.*`) gives `torch_mlir.ir`,
   so the same tests run on torch-mlir's bundled bindings.
 
-lit turns these on with `-D runtime=memref_runtime` and `-D mlir_bindings=torch_mlir`,
+lit turns these on with `-D mlir_runtime=memref_runtime` and `-D mlir_python=torch_mlir`,
 through `_site/sitecustomize.py`.
 """
 

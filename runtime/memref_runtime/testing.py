@@ -3,7 +3,7 @@
 A test keeps upstream's look (`from mlir.ir import *`, one function per case, `run(f)`) and
 imports from here only what it uses. Nothing here imports `mlir` at import time: `run` and
 `parse_input` import `mlir.ir` when called, by then whatever `mlir` means (the LLVM wheels, a
-build tree, or torch_mlir under `-D mlir_bindings=torch_mlir`) is settled.
+build tree, or torch_mlir under `-D mlir_python=torch_mlir`) is settled.
 """
 
 from __future__ import annotations
