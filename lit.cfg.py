@@ -7,9 +7,9 @@ Runs the tests under lit_tests/ (and nothing else) with `lit .`, `lit lit_tests`
   python=PATH                the interpreter that runs the tests (default: the one running lit)
   filecheck=PATH             the FileCheck to use (LLVM's or the Python `filecheck`)
   not=PATH, count=PATH       the LLVM `not` / `count` tools
-  mlir_python=NAME           the MLIR Python package: `mlir` (default) or `torch_mlir`, whose
-                             modules `mlir.*` then resolves to inside the tests (old name:
-                             mlir_bindings)
+  mlir_python=NAME           the MLIR Python package: `mlir` (default, or what the environment's
+                             MEMREF_RUNTIME_BINDINGS says) or `torch_mlir`, whose modules
+                             `mlir.*` then resolves to inside the tests (old name: mlir_bindings)
   mlir_python_path=DIR       a folder put first on the tests' PYTHONPATH, holding that package:
                              an LLVM build's tools/mlir/python_packages/mlir_core; its build's
                              bin/ and lib/ then come first for the tools and runner-utils
@@ -77,7 +77,8 @@ def param(name: str, old_name: str, default: str) -> str:
 
 
 python = params.get("python") or getattr(config, "python_executable", None) or sys.executable
-bindings = param("mlir_python", "mlir_bindings", "mlir")
+# Default: the provider the runtime itself is told to use (MEMREF_RUNTIME_BINDINGS), else `mlir`.
+bindings = param("mlir_python", "mlir_bindings", os.environ.get("MEMREF_RUNTIME_BINDINGS") or "mlir")
 mlir_python_path = params.get("mlir_python_path") or getattr(config, "mlir_python_path", None)
 if mlir_python_path:
     if not os.path.isdir(os.path.join(mlir_python_path, bindings)):

@@ -14,6 +14,7 @@ from test_lit_harness import LIT, REPO
 pytestmark = pytest.mark.skipif(LIT is None, reason="lit is not installed")
 
 TOOLS = ("mlir-opt", "mlir-runner", "mlir-translate")
+PROVIDER = os.environ.get("MEMREF_RUNTIME_BINDINGS") or "mlir"  # lit.cfg.py's default too
 LIBS = ("libmlir_runner_utils.so", "libmlir_c_runner_utils.so")
 
 
@@ -32,7 +33,7 @@ def installed_mlir() -> Path | None:
 def build_tree(tmp_path_factory) -> Path:
     """An LLVM build tree's layout (bin/, lib/, tools/mlir/python_packages/mlir_core/mlir),
     made of links to the installed wheel: this machine has no LLVM build of its own."""
-    mlir = installed_mlir()
+    mlir = installed_mlir() if PROVIDER == "mlir" else None
     if mlir is None or not all((mlir / "lib" / lib).is_file() for lib in LIBS):
         pytest.skip("the mlir wheel with its tools and runner-utils libraries is not installed")
     tree = tmp_path_factory.mktemp("llvm-build")
@@ -69,7 +70,7 @@ def test_the_suite_on_a_build_tree(build_tree, tmp_path):
 def test_default_provider_features(tmp_path):
     out = lit(tmp_path, "--debug", "lit_tests/harness_mlir_provider.py")
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "'bindings-mlir'" in out.stderr and "'mlir-python-path'" not in out.stderr
+    assert f"'bindings-{PROVIDER}'" in out.stderr and "'mlir-python-path'" not in out.stderr
     major = next(word for word in out.stderr.replace(",", " ").split() if word.startswith("'mlir-") and word[6:-1].isdigit())
     assert int(major[6:-1]) >= 17
 
@@ -77,13 +78,15 @@ def test_default_provider_features(tmp_path):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["-D", "mlir_python_path=/no/such/folder"],
+        (["-D", "mlir_python=mlir", "-D", "mlir_python_path=/no/such/folder"],
          "-D mlir_python_path: expected a folder holding the 'mlir' package (an LLVM build's "
          "tools/mlir/python_packages/mlir_core), got '/no/such/folder'"),
         (["-D", "mlir_runtime=memref_runtime", "-D", "runtime=upstream"],
          "-D mlir_runtime and -D runtime name the same setting, got 'memref_runtime' and 'upstream'"),
         (["-D", "mlir_python=mlir", "-D", "mlir_bindings=torch_mlir"],
          "-D mlir_python and -D mlir_bindings name the same setting, got 'mlir' and 'torch_mlir'"),
+        (["-D", "mlir_python=no_such_mlir"],
+         "cannot import the MLIR bindings package 'no_such_mlir'"),
         (["-D", "mlir_runtime=ours"],
          "-D mlir_runtime: expected one of upstream, memref_runtime, got 'ours'"),
     ],
@@ -95,7 +98,7 @@ def test_bad_parameters_stop_lit_with_the_reason(tmp_path, args, message):
 
 
 def test_old_parameter_names_still_work(tmp_path):
-    out = lit(tmp_path, "-D", "mlir_bindings=mlir", "-D", "runtime=memref_runtime", "--debug",
+    out = lit(tmp_path, "-D", f"mlir_bindings={PROVIDER}", "-D", "runtime=memref_runtime", "--debug",
               "lit_tests/upstream_style_runtime.py")
     assert out.returncode == 0, out.stdout + out.stderr
     assert "'runtime-memref_runtime'" in out.stderr
