@@ -53,19 +53,19 @@ def jit_copy(element_type, values):
 def testLowPrecisionCopy():
     # 0.5, -1.5 and 3 are exact in every type; 0.1 is rounded to the nearest value of each.
     # bf16 (7 mantissa bits): 0.1 = 1.6 * 2**-4 -> round(1.6 * 128) / 128 * 2**-4 = 0.10009765625
-    # CHECK: bf16: [0.5, -1.5, 3.0, 0.10009765625] same bits: True, read back as bfloat16: [0.5, -1.5, 3.0, 0.10009765625]
+    # CHECK-NEXT: bf16: [0.5, -1.5, 3.0, 0.10009765625] same bits: True, read back as bfloat16: [0.5, -1.5, 3.0, 0.10009765625]
     jit_copy("bf16", [0.5, -1.5, 3, 0.1])
     # 2 mantissa bits: 1.5 * 2**-4 = 0.09375 is nearer than 1.75 * 2**-4 = 0.109375
-    # CHECK: f8E5M2: [0.5, -1.5, 3.0, 0.09375] same bits: True, read back as float8_e5m2: [0.5, -1.5, 3.0, 0.09375]
+    # CHECK-NEXT: f8E5M2: [0.5, -1.5, 3.0, 0.09375] same bits: True, read back as float8_e5m2: [0.5, -1.5, 3.0, 0.09375]
     jit_copy("f8E5M2", [0.5, -1.5, 3, 0.1])
     # 3 mantissa bits: 1.625 * 2**-4 = 0.1015625 is nearer than 1.5 * 2**-4 = 0.09375
-    # CHECK: f8E4M3: [0.5, -1.5, 3.0, 0.1015625] same bits: True, read back as float8_e4m3: [0.5, -1.5, 3.0, 0.1015625]
+    # CHECK-NEXT: f8E4M3: [0.5, -1.5, 3.0, 0.1015625] same bits: True, read back as float8_e4m3: [0.5, -1.5, 3.0, 0.1015625]
     jit_copy("f8E4M3", [0.5, -1.5, 3, 0.1])
     # Smallest normal is 2**-2, so 0.1 is subnormal, in steps of 2**-6: 6 * 2**-6 = 0.09375
-    # CHECK: f8E3M4: [0.5, -1.5, 3.0, 0.09375] same bits: True, read back as float8_e3m4: [0.5, -1.5, 3.0, 0.09375]
+    # CHECK-NEXT: f8E3M4: [0.5, -1.5, 3.0, 0.09375] same bits: True, read back as float8_e3m4: [0.5, -1.5, 3.0, 0.09375]
     jit_copy("f8E3M4", [0.5, -1.5, 3, 0.1])
     # As f8E4M3 for these values; 448 is the largest finite f8E4M3FN.
-    # CHECK: f8E4M3FN: [0.5, -1.5, 448.0, 0.1015625] same bits: True, read back as float8_e4m3fn: [0.5, -1.5, 448.0, 0.1015625]
+    # CHECK-NEXT: f8E4M3FN: [0.5, -1.5, 448.0, 0.1015625] same bits: True, read back as float8_e4m3fn: [0.5, -1.5, 448.0, 0.1015625]
     jit_copy("f8E4M3FN", [0.5, -1.5, 448, 0.1])
 
 

@@ -28,7 +28,7 @@ def testCallbackWriteThrough():
         total = np.zeros((), np.float32)
 
         # @callback_then_sum sums the view after the callback: 10 * (0+1+2+3+4+5) - 20 - 1.
-        # CHECK{LITERAL}: callback got [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+        # CHECK-NEXT{LITERAL}: callback got [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
         # CHECK-NEXT{LITERAL}: callback left [[0.0, 10.0, -1.0], [30.0, 40.0, 50.0]]
         # CHECK-NEXT: MLIR sum after the callback: 129.0{{$}}
         # CHECK-NEXT{LITERAL}: array after the call: [[0.0, 10.0, -1.0], [30.0, 40.0, 50.0]]
@@ -40,7 +40,7 @@ def testCallbackWriteThrough():
         # A strided view (rows 0 and 2, columns 1..2) of a 3x3 base: the writes land in the
         # view's elements of the base and nowhere else.
         # Sum after: 10 * (1 + 7) - 1 + 10 * 8 = 159.
-        # CHECK{LITERAL}: callback got [[1.0, 2.0], [7.0, 8.0]]
+        # CHECK-NEXT{LITERAL}: callback got [[1.0, 2.0], [7.0, 8.0]]
         # CHECK-NEXT{LITERAL}: callback left [[10.0, -1.0], [70.0, 80.0]]
         # CHECK-NEXT: MLIR sum after the callback: 159.0{{$}}
         # CHECK-NEXT{LITERAL}: base after the call: [[0.0, 10.0, -1.0], [3.0, 4.0, 5.0], [6.0, 70.0, 80.0]]

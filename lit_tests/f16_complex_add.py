@@ -72,10 +72,10 @@ def testF16Add():
     # 2048 + 1 = 2049 is halfway between the f16 neighbours 2048 and 2050; the tie goes to 2048.
     # f16(0.1) + f16(0.2) = 0.0999755859375 + 0.199951171875 = 0.2999267578125, halfway
     # between the f16 neighbours 0.2998046875 and 0.300048828125; the tie goes to the first.
-    # CHECK: f16: [1.5, 2048.0, 0.0999755859375] + [0.25, 1.0, 0.199951171875]
-    # CHECK-NEXT: = [1.75, 2048.0, 0.2998046875], equal to NumPy: True
-    # CHECK-NEXT: as read back: [1.750e+00 2.048e+03 2.998e-01] float16{{$}}
-    # CHECK-NEXT: unranked: [1.75, 2048.0, 0.2998046875] float16 True
+    # CHECK-NEXT: f16: [1.5, 2048.0, 0.0999755859375] + [0.25, 1.0, 0.199951171875]
+    # CHECK-NEXT:   = [1.75, 2048.0, 0.2998046875], equal to NumPy: True
+    # CHECK-NEXT:   as read back: [1.750e+00 2.048e+03 2.998e-01] float16{{$}}
+    # CHECK-NEXT:   unranked: [1.75, 2048.0, 0.2998046875] float16 True
     jit_add(np.array([1.5, 2048, 0.1], np.float16), np.array([0.25, 1, 0.2], np.float16))
 
 
@@ -84,19 +84,19 @@ run(testF16Add)
 
 # CHECK-LABEL: TEST: testComplexAdd
 def testComplexAdd():
-    # CHECK: complex<f32>: [(1+2j), (-0.5+0.25j)] + [(3+4j), (0.5-0.25j)]
-    # CHECK-NEXT: = [(4+6j), 0j], equal to NumPy: True
-    # CHECK-NEXT: as read back: [4.+6.j 0.+0.j] complex64{{$}}
-    # CHECK-NEXT: unranked: [(4+6j), 0j] complex64 True
+    # CHECK-NEXT: complex<f32>: [(1+2j), (-0.5+0.25j)] + [(3+4j), (0.5-0.25j)]
+    # CHECK-NEXT:   = [(4+6j), 0j], equal to NumPy: True
+    # CHECK-NEXT:   as read back: [4.+6.j 0.+0.j] complex64{{$}}
+    # CHECK-NEXT:   unranked: [(4+6j), 0j] complex64 True
     jit_add(
         np.array([1 + 2j, -0.5 + 0.25j], np.complex64),
         np.array([3 + 4j, 0.5 - 0.25j], np.complex64),
     )
     # In f64, 0.1 + 0.2 is 0.30000000000000004 (in f32 it would print as 0.30000001192092896).
-    # CHECK: complex<f64>: [(1+2j), (0.1+0.2j)] + [(3+4j), (0.2+0.1j)]
-    # CHECK-NEXT: = [(4+6j), (0.30000000000000004+0.30000000000000004j)], equal to NumPy: True
-    # CHECK-NEXT: as read back: [4. +6.j  0.3+0.3j] complex128{{$}}
-    # CHECK-NEXT: unranked: [(4+6j), (0.30000000000000004+0.30000000000000004j)] complex128 True
+    # CHECK-NEXT: complex<f64>: [(1+2j), (0.1+0.2j)] + [(3+4j), (0.2+0.1j)]
+    # CHECK-NEXT:   = [(4+6j), (0.30000000000000004+0.30000000000000004j)], equal to NumPy: True
+    # CHECK-NEXT:   as read back: [4. +6.j  0.3+0.3j] complex128{{$}}
+    # CHECK-NEXT:   unranked: [(4+6j), (0.30000000000000004+0.30000000000000004j)] complex128 True
     jit_add(
         np.array([1 + 2j, 0.1 + 0.2j], np.complex128),
         np.array([3 + 4j, 0.2 + 0.1j], np.complex128),

@@ -1,6 +1,7 @@
 # RUN: %PYTHON %s lines | count 3
 # RUN: not %PYTHON %s fail 2>&1 | FileCheck %s
 # RUN: not --crash %PYTHON %s segfault
+# UPDATE-CHECKS: hand-written: checks `count`, `not` and `not --crash`: exit statuses and a traceback, not output to regenerate
 """The tool substitutions work, and a failing or crashing test process is seen as such.
 
 `count` counts lines, `not` inverts an exit status and `not --crash` expects a crash: a

@@ -43,7 +43,7 @@ func.func @not_and_count(%a: memref<?xi1, strided<[?], offset: ?>>, %count: memr
         # Every other element, from the end: flags[5], flags[3], flags[1] = False, True, False.
         view = flags[::-2]
         engine.invoke("not_and_count", memref_arg(view), memref_arg(count))
-        # CHECK: count 1{{$}}
+        # CHECK-NEXT: count 1{{$}}
         # CHECK-NEXT: flags [True, True, True, False, False, True]
         # CHECK-NEXT: bytes [1, 1, 1, 0, 0, 1]
         log("count", int(count))

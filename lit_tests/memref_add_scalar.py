@@ -37,17 +37,17 @@ def add_scalar(element_type, add, a, b):
 
 # CHECK-LABEL: TEST: testMemrefAddScalar
 def testMemrefAddScalar():
-    # CHECK: f32: [32.5] + 6.0 = [38.5] (float32), exactly 38.5{{$}}
+    # CHECK-NEXT: f32: [32.5] + 6.0 = [38.5] (float32), exactly 38.5{{$}}
     add_scalar("f32", "arith.addf", np.array([32.5], np.float32), np.array(6, np.float32))
     # 0.1 + 0.2 rounds differently in f32 and f64; the exact value shows the add ran in f64.
-    # CHECK: f64: [0.1] + 0.2 = [0.3] (float64), exactly 0.30000000000000004{{$}}
+    # CHECK-NEXT: f64: [0.1] + 0.2 = [0.3] (float64), exactly 0.30000000000000004{{$}}
     add_scalar("f64", "arith.addf", np.array([0.1], np.float64), np.array(0.2, np.float64))
-    # CHECK: i32: [2147483640] + 7 = [2147483647] (int32), exactly 2147483647{{$}}
+    # CHECK-NEXT: i32: [2147483640] + 7 = [2147483647] (int32), exactly 2147483647{{$}}
     add_scalar("i32", "arith.addi", np.array([2**31 - 8], np.int32), np.array(7, np.int32))
     # Wraps around like NumPy int32 does: 2147483647 + 1 = -2147483648.
-    # CHECK: i32: [2147483647] + 1 = [-2147483648] (int32), exactly -2147483648{{$}}
+    # CHECK-NEXT: i32: [2147483647] + 1 = [-2147483648] (int32), exactly -2147483648{{$}}
     add_scalar("i32", "arith.addi", np.array([2**31 - 1], np.int32), np.array(1, np.int32))
-    # CHECK: i64: [1099511627776] + -5 = [1099511627771] (int64), exactly 1099511627771{{$}}
+    # CHECK-NEXT: i64: [1099511627776] + -5 = [1099511627771] (int64), exactly 1099511627771{{$}}
     add_scalar("i64", "arith.addi", np.array([2**40], np.int64), np.array(-5, np.int64))
 
 

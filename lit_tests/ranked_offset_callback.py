@@ -40,10 +40,10 @@ func.func private @callback(memref<?xf32, strided<[?], offset: ?>>) attributes {
         engine.register_runtime("callback", callback)
 
         # The callback sees elements 3 and 4 of the input, through offset 3.
-        # CHECK: offset 3 sizes [2] strides [1]
+        # CHECK-NEXT: offset 3 sizes [2] strides [1]
         # CHECK-NEXT: [1. 2.]
         engine.invoke("view_tail", memref_arg(np.array([0, 0, 0, 1, 2], np.float32)))
-        # CHECK: offset 3 sizes [2] strides [1]
+        # CHECK-NEXT: offset 3 sizes [2] strides [1]
         # CHECK-NEXT: [-3.5 40. ]
         engine.invoke("view_tail", memref_arg(np.array([9, 9, 9, -3.5, 40], np.float32)))
 

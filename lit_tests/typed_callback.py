@@ -36,12 +36,12 @@ def testTypedCallback():
 
     jit.register_callback("visit", visit)
     a = np.arange(6, dtype=np.float32).reshape(2, 3)
-    # CHECK: visit row 0 of (2, 3) float32: [0. 1. 2.]
-    # CHECK: visit row 1 of (2, 3) float32: [3. 4. 5.]
+    # CHECK-NEXT: visit row 0 of (2, 3) float32: [0. 1. 2.]
+    # CHECK-NEXT: visit row 1 of (2, 3) float32: [3. 4. 5.]
     total = jit.walk(a)
-    # CHECK: total -15.0{{$}}
+    # CHECK-NEXT: total -15.0{{$}}
     log("total", total)
-    # CHECK: caller sees [-0. -1. -2.] [-3. -4. -5.]
+    # CHECK-NEXT: caller sees [-0. -1. -2.] [-3. -4. -5.]
     log("caller sees", a[0], a[1])
 
 
@@ -56,7 +56,7 @@ def testCallbackException():
     try:
         jit.walk(np.ones((2, 2), np.float32))
     except KeyError as e:
-        # CHECK: KeyError 'row 0' raised in callback @visit (@visit(memref<?x?xf32>, index) -> f32)
+        # CHECK-NEXT: KeyError 'row 0' raised in callback @visit (@visit(memref<?x?xf32>, index) -> f32)
         log("KeyError", e, *e.__notes__)
 
 

@@ -47,7 +47,7 @@ def testMemrefArguments():
     a = np.arange(4, dtype=np.float32)
     out = np.zeros(4, np.float32)
     jit.add(a, a * 10, out)
-    # CHECK: add -> [ 0. 11. 22. 33.]
+    # CHECK-NEXT: add -> [ 0. 11. 22. 33.]
     log("add ->", out)
 
 
@@ -55,21 +55,21 @@ def testMemrefArguments():
 def testMemrefResult():
     jit = JitModule(KERNELS)
     r = jit.iota(5, 0.5)
-    # CHECK: iota -> [0.  0.5 1.  1.5 2. ] float64 owned by NativeAllocation
+    # CHECK-NEXT: iota -> [0.  0.5 1.  1.5 2. ] float64 owned by NativeAllocation
     log("iota ->", r, r.dtype, "owned by", type(r.base.owner).__name__)
     a = np.arange(6, dtype=np.int64).reshape(2, 3)
     row = jit.row(a, 1)
     row[0] = -3
-    # CHECK: row -> [-3  4  5] a view of the input: True; input row now [-3  4  5]
+    # CHECK-NEXT: row -> [-3  4  5] a view of the input: True; input row now [-3  4  5]
     log(f"row -> {row} a view of the input: {row.base.owner is a}; input row now {a[1]}")
 
 
 # CHECK-LABEL: TEST: testMultipleResults
 def testMultipleResults():
     jit = JitModule(KERNELS)
-    # CHECK: divmod(17, 5) -> (3, 2, 3.4)
+    # CHECK-NEXT: divmod(17, 5) -> (3, 2, 3.4)
     log("divmod(17, 5) ->", jit.divmod(17, 5))
-    # CHECK: divmod(-7, 2) -> (-3, -1, -3.5)
+    # CHECK-NEXT: divmod(-7, 2) -> (-3, -1, -3.5)
     log("divmod(-7, 2) ->", jit.call("divmod", -7, 2))
 
 

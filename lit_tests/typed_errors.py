@@ -25,20 +25,20 @@ def show(call):
 def testWrongArguments():
     jit = JitModule(MODULE)
     ok = np.zeros((3, 4), np.float32)
-    # CHECK: TypeError: scale(): argument 0 expects memref<?x4xf32> (a 2-d float32 array), got a float64 ('<f8') array of shape (3, 4)
+    # CHECK-NEXT: TypeError: scale(): argument 0 expects memref<?x4xf32> (a 2-d float32 array), got a float64 ('<f8') array of shape (3, 4)
     show(lambda: jit.scale(np.zeros((3, 4)), 1.0))
-    # CHECK: ValueError: scale(): argument 0 expects memref<?x4xf32> (shape (?, 4)), got a float32 ('<f4') array of shape (3, 5)
+    # CHECK-NEXT: ValueError: scale(): argument 0 expects memref<?x4xf32> (shape (?, 4)), got a float32 ('<f4') array of shape (3, 5)
     show(lambda: jit.scale(np.zeros((3, 5), np.float32), 1.0))
-    # CHECK: ValueError: scale(): argument 0 expects memref<?x4xf32> (a 2-d float32 array), got a float32 ('<f4') array of shape (12,)
+    # CHECK-NEXT: ValueError: scale(): argument 0 expects memref<?x4xf32> (a 2-d float32 array), got a float32 ('<f4') array of shape (12,)
     show(lambda: jit.scale(np.zeros(12, np.float32), 1.0))
-    # CHECK: ValueError: scale(): argument 0 expects memref<?x4xf32>, whose identity layout assumes a C-contiguous array, got a non-contiguous float32 ('<f4') array of shape (3, 4) and byte strides (32, 4)
+    # CHECK-NEXT: ValueError: scale(): argument 0 expects memref<?x4xf32>, whose identity layout assumes a C-contiguous array, got a non-contiguous float32 ('<f4') array of shape (3, 4) and byte strides (32, 4); pass np.ascontiguousarray(a), or declare the parameter with a strided layout (strided<[?, ...], offset: ?>)
     show(lambda: jit.scale(np.zeros((3, 8), np.float32)[:, :4], 1.0))
     ok.flags.writeable = False
-    # CHECK: ValueError: scale(): argument 0 expects memref<?x4xf32>, got a read-only float32 ('<f4') array of shape (3, 4); the native code may write into it
+    # CHECK-NEXT: ValueError: scale(): argument 0 expects memref<?x4xf32>, got a read-only float32 ('<f4') array of shape (3, 4); the native code may write into it, so pass a writable copy (np.array(a))
     show(lambda: jit.scale(ok, 1.0))
-    # CHECK: TypeError: scale(): argument 1 expects f32 (a real number), got str 'x'
+    # CHECK-NEXT: TypeError: scale(): argument 1 expects f32 (a real number), got str 'x'
     show(lambda: jit.scale(np.zeros((3, 4), np.float32), "x"))
-    # CHECK: TypeError: scale() takes 2 arguments (memref<?x4xf32>, f32), got 1{{$}}
+    # CHECK-NEXT: TypeError: scale() takes 2 arguments (memref<?x4xf32>, f32), got 1{{$}}
     show(lambda: jit.scale(np.zeros((3, 4), np.float32)))
 
 

@@ -25,10 +25,10 @@ def testUnrankedOffsetViewCallback():
         engine.register_runtime("callback", callback)
 
         # The callback sees elements 3 and 4 of the input, through offset 3.
-        # CHECK: rank 1{{$}}
+        # CHECK-NEXT: rank 1{{$}}
         # CHECK-NEXT: [4. 5.]
         engine.invoke("view_tail", memref_arg(np.array([1, 2, 3, 4, 5], np.float32)))
-        # CHECK: rank 1{{$}}
+        # CHECK-NEXT: rank 1{{$}}
         # CHECK-NEXT: [ 0.25 -7.  ]
         engine.invoke("view_tail", memref_arg(np.array([1, 2, 3, 0.25, -7], np.float32)))
 

@@ -50,14 +50,14 @@ def testRankedZeroDAndEmptyCallbacks():
         engine.register_runtime("callback_0d", callback_0d)
         engine.register_runtime("callback_empty", callback_empty)
 
-        # CHECK: 0-d callback got shape () value -2.75{{$}}
+        # CHECK-NEXT: 0-d callback got shape () value -2.75{{$}}
         engine.invoke("pass_0d", memref_arg(np.array(-2.75, np.float32)))
         # A 0-d memref the JIT code allocated on its stack.
-        # CHECK: 0-d callback got shape () value 42.5{{$}}
+        # CHECK-NEXT: 0-d callback got shape () value 42.5{{$}}
         engine.invoke("alloca_0d")
-        # CHECK: 2-d callback got shape (0, 3) size 0 values []
+        # CHECK-NEXT: 2-d callback got shape (0, 3) size 0 values []
         engine.invoke("pass_empty", memref_arg(np.zeros((0, 3), np.float32)))
-        # CHECK{LITERAL}: 2-d callback got shape (4, 0) size 0 values [[], [], [], []]
+        # CHECK-NEXT{LITERAL}: 2-d callback got shape (4, 0) size 0 values [[], [], [], []]
         engine.invoke("pass_empty", memref_arg(np.zeros((4, 0), np.float32)))
 
 
@@ -75,11 +75,11 @@ def testUnrankedZeroDAndEmptyCallbacks():
         engine = ExecutionEngine(lower(parse_input("callback_unranked.mlir")))
         engine.register_runtime("callback_unranked", callback)
 
-        # CHECK: callback got rank 0 shape () values 7.0{{$}}
+        # CHECK-NEXT: callback got rank 0 shape () values 7.0{{$}}
         engine.invoke("pass_unranked", unranked_arg(np.array(7, np.float32)))
-        # CHECK: callback got rank 1 shape (0,) values []
+        # CHECK-NEXT: callback got rank 1 shape (0,) values []
         engine.invoke("pass_unranked", unranked_arg(np.zeros(0, np.float32)))
-        # CHECK{LITERAL}: callback got rank 3 shape (2, 0, 5) values [[], []]
+        # CHECK-NEXT{LITERAL}: callback got rank 3 shape (2, 0, 5) values [[], []]
         engine.invoke("pass_unranked", unranked_arg(np.zeros((2, 0, 5), np.float32)))
 
 
