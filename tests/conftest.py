@@ -9,6 +9,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import settings
+
+# Property tests (tests/test_properties.py) run under a profile: "ci" by default, a few hundred
+# examples in all; `pytest --hypothesis-profile=long tests/test_properties.py` runs 10,000 per
+# property. No deadline: the first example of a kernel JIT-compiles it.
+settings.register_profile("ci", max_examples=100, deadline=None)
+settings.register_profile("long", max_examples=10_000, deadline=None)
 
 RUNTIME_DIR = Path(__file__).resolve().parent.parent / "runtime"
 
@@ -39,6 +46,8 @@ MLIR_MAJOR = mlir_major_version() if HAVE_JIT else None
 
 
 def pytest_configure(config):
+    if config.getoption("hypothesis_profile", None) is None:
+        settings.load_profile("ci")
     config.addinivalue_line(
         "markers",
         f"mlir_i1_memref: needs MLIR >= {MIN_MLIR_FOR_I1_MEMREF} to lower memref.load/store of i1")
@@ -130,3 +139,32 @@ def sample_values(dtype: np.dtype, n: int) -> np.ndarray:
         return (np.arange(n) % 8 + 0.5 - 1j * (np.arange(n) % 5)).astype(dtype)
     # floats, including ml_dtypes' (kind 'V' for some versions): halves up to 7 fit every f8.
     return ((np.arange(n) % 15) * 0.5 - 3.0).astype(np.float32).astype(dtype)
+
+
+# What NumPy -> memref -> NumPy must keep: the view itself.
+def address_of(array: np.ndarray) -> int:
+    return array.__array_interface__["data"][0]
+
+
+def aligned_address(desc) -> int:
+    return ctypes.cast(desc.aligned, ctypes.c_void_p).value or 0
+
+
+def assert_same_view(result: np.ndarray, original: np.ndarray):
+    """Same dtype, shape, byte strides, first-element address and bytes: the same view."""
+    assert result.dtype == original.dtype
+    assert result.shape == original.shape
+    assert result.strides == original.strides
+    assert address_of(result) == address_of(original)
+    assert result.tobytes() == original.tobytes()
+    if original.size:
+        assert np.shares_memory(result, original)
+
+
+def assert_descriptor_matches(desc, array: np.ndarray):
+    """The documented NumPy -> memref choice: both pointers at the first element, offset 0."""
+    assert desc.allocated == aligned_address(desc) == address_of(array)
+    assert desc.offset == 0
+    if array.ndim:
+        assert list(desc.shape) == list(array.shape)
+        assert [s * array.itemsize for s in desc.strides] == list(array.strides)

@@ -1,15 +1,12 @@
 """NumPy <-> memref descriptors without native code: every layout, exact, checked."""
 
 import ctypes
-import math
-import re
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from conftest import sample_values, supported_element_types
+from conftest import (address_of, assert_descriptor_matches, assert_same_view, sample_values,
+                      supported_element_types)
 from memref_runtime import descriptor_to_numpy, element_type_for_dtype
 from memref_runtime.np_to_memref import (
     UnrankedMemRefDescriptor,
@@ -27,14 +24,6 @@ DTYPES = [dtype for _, dtype in ELEMENT_TYPES]
 DTYPE_IDS = [dtype.name for dtype in DTYPES]
 
 
-def address_of(array: np.ndarray) -> int:
-    return array.__array_interface__["data"][0]
-
-
-def aligned_address(desc) -> int:
-    return ctypes.cast(desc.aligned, ctypes.c_void_p).value or 0
-
-
 def ranked_round_trip(array):
     return ranked_memref_to_numpy(ctypes.pointer(get_ranked_memref_descriptor(array)))
 
@@ -44,26 +33,6 @@ def unranked_round_trip(array):
 
 
 ROUND_TRIPS = [ranked_round_trip, unranked_round_trip]
-
-
-def assert_same_view(result: np.ndarray, original: np.ndarray):
-    """Same dtype, shape, byte strides, first-element address and bytes: the same view."""
-    assert result.dtype == original.dtype
-    assert result.shape == original.shape
-    assert result.strides == original.strides
-    assert address_of(result) == address_of(original)
-    assert result.tobytes() == original.tobytes()
-    if original.size:
-        assert np.shares_memory(result, original)
-
-
-def assert_descriptor_matches(desc, array: np.ndarray):
-    """The documented NumPy -> memref choice: both pointers at the first element, offset 0."""
-    assert desc.allocated == aligned_address(desc) == address_of(array)
-    assert desc.offset == 0
-    if array.ndim:
-        assert list(desc.shape) == list(array.shape)
-        assert [s * array.itemsize for s in desc.strides] == list(array.strides)
 
 
 # --- every element type, both directions --------------------------------------------------
@@ -432,57 +401,6 @@ def test_ndarray_subclass_is_accepted():
     array = np.arange(6.0).reshape(2, 3)
     desc = get_ranked_memref_descriptor(array.view(Subclass))
     assert_same_view(ranked_memref_to_numpy(desc), array)
-
-
-# --- property: any view of any supported dtype round-trips exactly ------------------------
-
-
-@st.composite
-def strided_views(draw):
-    dtype = draw(st.sampled_from(DTYPES))
-    rank = draw(st.integers(0, 4))
-    shape = tuple(draw(st.lists(st.integers(0, 5), min_size=rank, max_size=rank)))
-    base = sample_values(dtype, math.prod(shape)).reshape(shape)
-    # Steps of both signs, empty slices; the Ellipsis keeps rank 0 an array, not a scalar.
-    view = base[(Ellipsis, *(draw(st.slices(n)) for n in shape))]
-    view = view.transpose(draw(st.permutations(range(rank))))
-    if rank < 4 and draw(st.booleans()):  # a broadcast axis: stride 0
-        view = np.broadcast_to(view, (draw(st.integers(0, 3)),) + view.shape)
-    return view
-
-
-@settings(max_examples=150, deadline=None)
-@given(strided_views())
-def test_property_any_view_round_trips_ranked_and_unranked(view):
-    desc = get_ranked_memref_descriptor(view)
-    assert_descriptor_matches(desc, view)
-    assert_same_view(ranked_memref_to_numpy(ctypes.pointer(desc)), view)
-    unranked = get_unranked_memref_descriptor(view)
-    assert unranked.rank == view.ndim
-    assert_same_view(unranked_memref_to_numpy(ctypes.pointer(unranked), view.dtype), view)
-
-
-@settings(max_examples=100, deadline=None)
-@given(shape=st.lists(st.integers(0, 4), min_size=1, max_size=3),
-       extra=st.lists(st.integers(-3, 7), min_size=3, max_size=3))
-def test_property_byte_strides_are_exact_or_rejected(shape, extra):
-    itemsize = 4
-    strides = tuple(e if e % itemsize else e + 1 for e in extra[:len(shape)])  # mostly not multiples
-    buffer = np.zeros(1024, np.float32)[512:]  # room on both sides; never read through
-    view = np.lib.stride_tricks.as_strided(buffer, shape=tuple(shape), strides=strides)
-    misread = {(s, axis) for axis, (n, s) in enumerate(zip(shape, strides)) if n > 1 and s % itemsize}
-    if view.size and misread:
-        with pytest.raises(ValueError) as info:
-            get_ranked_memref_descriptor(view)
-        named = re.search(r"stride (-?\d+) bytes on axis (\d+)", str(info.value))
-        assert named and tuple(map(int, named.groups())) in misread, str(info.value)
-    else:
-        desc = get_ranked_memref_descriptor(view)
-        result = ranked_memref_to_numpy(desc)
-        assert result.shape == view.shape and address_of(result) == address_of(view)
-        for n, s, r in zip(shape, strides, result.strides):
-            if n > 1 and view.size:
-                assert r == s
 
 
 # --- read-only memory stays read-only, masks are not dropped, garbage ranks are refused -------
