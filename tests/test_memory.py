@@ -1,6 +1,7 @@
 """Lifetime and memory: nothing dangles, nothing is created per call, nothing leaks."""
 
 import ctypes
+import functools
 import gc
 import textwrap
 import weakref
@@ -8,7 +9,7 @@ import weakref
 import numpy as np
 import pytest
 
-from conftest import memref_arg, run_python
+from conftest import address_of, compile_mlir, memref_arg, run_python
 from memref_runtime.np_to_memref import (
     get_ranked_memref_descriptor,
     get_unranked_memref_descriptor,
@@ -179,3 +180,181 @@ def test_contrast_upstream_grows_with_every_call():
     assert type(upstream.get_ranked_memref_descriptor(a)) is not type(upstream.get_ranked_memref_descriptor(a))
     growth = rss_growth("mlir.runtime", 2_000)
     assert growth > 1_000_000, f"upstream grew by only {growth} bytes in 2,000 calls"
+
+
+# --- typed calls and JIT-compiled code: temporaries, returned memory, callback views ----------
+
+
+def rss_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096
+
+
+@pytest.fixture(scope="module")
+def sums():
+    """SUM_F64 compiled twice: an ExecutionEngine (upstream's way) and a JitModule."""
+    from memref_runtime import JitModule
+
+    return compile_mlir(SUM_F64), JitModule(SUM_F64)
+
+
+@pytest.mark.jit
+@pytest.mark.parametrize("way", ["ranked descriptor", "unranked descriptor", "bound typed call"])
+def test_10k_calls_on_temporaries_collected_between_conversion_and_call(sums, way):
+    engine, typed = sums
+    out = np.zeros(())
+    out_arg = memref_arg(get_ranked_memref_descriptor(out))
+    gc.freeze()  # what exists now is never collected: each gc.collect() below costs microseconds
+    try:
+        for i in range(10_000):
+            n, k = 1 + i % 61, 1 + i % 7
+            # The argument is a temporary: only what the conversion returned refers to it.
+            if way == "bound typed call":
+                call = typed.sum.bind(np.arange(n, dtype=np.float64) * k, out)
+            else:
+                make = get_ranked_memref_descriptor if way == "ranked descriptor" else get_unranked_memref_descriptor
+                p = ctypes.pointer(ctypes.pointer(make(np.arange(n, dtype=np.float64) * k)))
+                call = functools.partial(engine.invoke, "sum" if way == "ranked descriptor" else "sum_unranked",
+                                         p, out_arg)
+            gc.collect()
+            junk = np.full(n, -1.0)  # takes the place of the argument's memory, had it been freed
+            call()
+            assert out[()] == k * n * (n - 1) // 2, f"call {i}"
+            del junk
+    finally:
+        gc.unfreeze()
+
+
+FOUR_MB = r"""
+func.func @alloc_touch(%n: index) -> memref<?xf32> {
+  // Touches one element per 4 KiB page so the allocation really takes memory.
+  %m = memref.alloc(%n) : memref<?xf32>
+  %c0 = arith.constant 0 : index
+  %step = arith.constant 1024 : index
+  %one = arith.constant 1.0 : f32
+  scf.for %i = %c0 to %n step %step {
+    memref.store %one, %m[%i] : memref<?xf32>
+  }
+  return %m : memref<?xf32>
+}
+"""
+
+
+@pytest.mark.jit
+def test_10k_returned_4mb_memrefs_dropped_leave_memory_flat():
+    from memref_runtime import JitModule
+
+    jit = JitModule(FOUR_MB)
+    n = 1 << 20  # 4 MiB of f32
+    for _ in range(50):  # warm up the allocator
+        jit.alloc_touch(n)
+    start, peak = rss_bytes(), 0
+    for i in range(10_000):
+        r = jit.alloc_touch(n)  # the previous result is dropped here, after this one exists
+        peak = max(peak, rss_bytes() - start)
+        assert peak < 12 << 20, f"call {i}: memory grew by {peak / 2**20:.1f} MiB"  # two results live: 8 MiB
+    assert r[0] == 1.0 and r[-1024] == 1.0
+    del r
+    assert rss_bytes() - start < 4 << 20
+
+
+RESULTS = r"""
+memref.global "private" constant @constants : memref<3xf32> = dense<[1.0, 2.0, 4.0]>
+func.func @table() -> memref<3xf32> {
+  %g = memref.get_global @constants : memref<3xf32>
+  return %g : memref<3xf32>
+}
+func.func @tail(%a: memref<?xf32>, %from: index) -> memref<?xf32, strided<[1], offset: ?>> {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %a, %c0 : memref<?xf32>
+  %m = arith.subi %n, %from : index
+  %r = memref.subview %a[%from][%m][1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+  return %r : memref<?xf32, strided<[1], offset: ?>>
+}
+func.func @as_unranked(%a: memref<?xf32>) -> memref<*xf32> {
+  %u = memref.cast %a : memref<?xf32> to memref<*xf32>
+  return %u : memref<*xf32>
+}
+func.func @fresh(%n: index, %v: f32) -> memref<?xf32> {
+  %m = memref.alloc(%n) : memref<?xf32>
+  linalg.fill ins(%v : f32) outs(%m : memref<?xf32>)
+  return %m : memref<?xf32>
+}
+"""
+
+# result kind -> (call, the values it must hold, whose memory it is)
+RESULT_KINDS = {
+    "view of the input": (lambda jit, a: jit.tail(a, 2), [2, 3, 4, 5], "input"),
+    "unranked view of the input": (lambda jit, a: jit.as_unranked(a), [0, 1, 2, 3, 4, 5], "input"),
+    "global": (lambda jit, a: jit.table(), [1, 2, 4], "module"),
+    "fresh allocation": (lambda jit, a: jit.fresh(4, 2.5), [2.5] * 4, "its own"),
+}
+
+
+@pytest.mark.jit
+@pytest.mark.parametrize("kind", list(RESULT_KINDS))
+def test_results_stay_valid_after_the_input_and_the_module_names_are_deleted(kind):
+    from memref_runtime import JitModule
+    from memref_runtime.call_plan import NativeAllocation
+
+    call, expected, owner = RESULT_KINDS[kind]
+    jit = JitModule(RESULTS)
+    a = np.arange(6, dtype=np.float32)
+    r = call(jit, a)
+    expected = np.array(expected, np.float32)
+    np.testing.assert_array_equal(r, expected)
+    assert r.base.owner is {"input": a, "module": jit}.get(owner, r.base.owner)
+    if owner == "its own":
+        assert isinstance(r.base.owner, NativeAllocation)
+    assert r.flags.writeable == (owner != "module")  # a constant global is read-only
+    if r.flags.writeable:
+        r[0] = expected[0] = -1.0
+        assert owner != "input" or a[a.size - r.size] == -1.0  # a view: the write reaches the input
+    input_alive, module_alive = weakref.ref(a), weakref.ref(jit)
+    del a, jit
+    junk = churn_the_allocator(size=1000, count=200)
+    assert (input_alive() is not None) == (owner == "input")
+    assert (module_alive() is not None) == (owner == "module")
+    np.testing.assert_array_equal(r, expected)
+    del r, junk
+    gc.collect()
+    assert input_alive() is None and module_alive() is None  # ... and no longer than that
+
+
+CALLBACK_VIEWS = r"""
+func.func private @visit(memref<?xf64>) attributes {llvm.emit_c_interface}
+func.func @visit_input(%a: memref<?xf64>) {
+  call @visit(%a) : (memref<?xf64>) -> ()
+  return
+}
+"""
+
+
+@pytest.mark.jit
+def test_callback_views_kept_past_the_callback_the_documented_safe_ways():
+    """A callback's view does not own its memory: keep a copy, or keep the view only as long as
+    the caller keeps the array it views (README, "Views a callback keeps")."""
+    from memref_runtime import JitModule
+
+    copies, views = [], []
+
+    def visit(view):
+        copies.append(view.copy())
+        views.append(view)
+
+    jit = JitModule(CALLBACK_VIEWS)
+    jit.register_callback("visit", visit)
+    a = np.arange(5.0)
+    jit.visit_input(a)
+    del jit
+    junk = churn_the_allocator(size=1000, count=200)
+    (copy,), (view,) = copies, views
+    np.testing.assert_array_equal(copy, np.arange(5.0))  # a copy: the callback's values, for good
+    assert view.base.owner is None  # the view keeps nothing alive ...
+    assert address_of(view) == address_of(a) and view.flags.writeable  # ... it is the caller's array
+    a[1] = 40.0
+    view[2] = 50.0
+    np.testing.assert_array_equal(view, [0.0, 40.0, 50.0, 3.0, 4.0])
+    np.testing.assert_array_equal(a, view)
+    np.testing.assert_array_equal(copy, np.arange(5.0))
+    del junk
