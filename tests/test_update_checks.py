@@ -469,3 +469,24 @@ def test_a_real_jit_test(suite, capsys):
         "# CHECK-NEXT: sum 7.5{{$}}",
     ]
     passes_both_filechecks(path)
+
+
+@needs_lit
+@pytest.mark.jit
+def test_the_template_works(suite, capsys):
+    """lit_tests/TEMPLATE.md: its test gets the CHECK lines it shows, passes, and keeps them
+    where they are moved to."""
+    blocks = re.findall(r"```python\n(.*?)```", (REPO / "lit_tests" / "TEMPLATE.md").read_text(), re.S)
+    template, generated = blocks[:2]
+    path = write(suite, "from_template.py", template)
+    status, _, err = update(capsys, path)
+    assert status == 0, err
+    assert path.read_text() == template + generated
+    passes_both_filechecks(path)
+
+    label, line = generated.splitlines()
+    moved = template.replace("def testCallbackSeesTheArray", f"{label}\ndef testCallbackSeesTheArray") \
+                    .replace("        engine.invoke(", f"        {line}\n        engine.invoke(")
+    path.write_text(moved)
+    assert update(capsys, "--check", path)[0] == 0
+    assert path.read_text() == moved
