@@ -93,31 +93,6 @@ def test_several_results_go_through_the_out_parameter():
     assert jit.run_minmax(-3) == (-6, -0.75, False)
 
 
-def test_exception_in_a_callback_is_raised_by_the_call():
-    class Boom(Exception):
-        pass
-
-    def visit(view, s):
-        raise Boom(f"bad value {s}")
-
-    jit = make(visit=visit)
-    with pytest.raises(Boom, match="bad value 3.0") as info:
-        jit.run(np.zeros((2, 2), np.float32), 3.0)
-    assert any("callback @visit" in note for note in info.value.__notes__)
-    # The module still works after an error.
-    jit2 = make(visit=lambda v, s: s)
-    assert jit2.run(np.zeros((1, 1), np.float32), 1.5) == 1.5
-
-
-def test_a_wrong_return_value_is_reported_not_lost():
-    jit = make(visit=lambda v, s: "not a number")
-    with pytest.raises(TypeError, match=r"callback @visit: result 0 expects f32 \(a real number\), got str"):
-        jit.run(np.zeros((1, 1), np.float32), 1.0)
-    jit = make(minmax=lambda x: (1, 2.0))
-    with pytest.raises(TypeError, match=r"callback @minmax: expected 3 results \(i64, f64, i1\)"):
-        jit.run_minmax(1)
-
-
 def test_callback_lives_as_long_as_the_engine():
     calls = []
 
