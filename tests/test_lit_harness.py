@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,26 @@ TESTS = {
     # A subfolder named like a top-level folder that lit.cfg.py excludes.
     "runtime/nested.py": "# RUN: %PYTHON %s | FileCheck %s\nprint('nested')\n# CHECK: nested\n",
     "segfaults.py": "# RUN: %PYTHON %s\nimport ctypes\nctypes.string_at(0)\n",
+    # JIT-compiled code that stores through a memref whose data pointer is NULL.
+    "jit_segfaults.py": """# REQUIRES: host-supports-jit
+# RUN: %PYTHON %s
+import ctypes
+from mlir.execution_engine import ExecutionEngine
+from mlir.ir import Context, Module
+from memref_runtime.np_to_memref import make_nd_memref_descriptor
+from memref_runtime.testing import lower, memref_arg
+with Context():
+    engine = ExecutionEngine(lower(Module.parse('''
+func.func @poke(%m: memref<?xf32>) attributes {llvm.emit_c_interface} {
+  %c0 = arith.constant 0 : index
+  %x = arith.constant 1.0 : f32
+  memref.store %x, %m[%c0] : memref<?xf32>
+  return
+}''')))
+null = make_nd_memref_descriptor(1, ctypes.c_float)()
+null.shape[0] = null.strides[0] = 1
+engine.invoke("poke", ctypes.pointer(ctypes.pointer(null)))
+""",
     "hangs.py": "# RUN: %PYTHON %s\nimport time\ntime.sleep(120)\n",
 }
 
@@ -47,13 +69,28 @@ def lit(suite: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([LIT, "-v", *args], cwd=suite, capture_output=True, text=True, timeout=300)
 
 
-def test_a_crash_and_a_hang_fail_alone(suite):
-    out = lit(suite, "--timeout", "5", "lit_tests")
+def report(out: str, test: str) -> str:
+    """lit -v's report of a failed test: from its banner to the line of stars that ends it."""
+    return out.split(f"TEST 'memref-runtime :: lit_tests/{test}' FAILED", 1)[1].split("\n" + "*" * 20 + "\n", 1)[0]
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_crash_and_a_hang_fail_alone(suite, workers):
+    start = time.monotonic()
+    out = lit(suite, "-j", workers, "--timeout", "3", "lit_tests")
+    assert time.monotonic() - start < 60  # hangs.py sleeps for 120 s: it was stopped
     assert "PASS: memref-runtime :: lit_tests/passes.py" in out.stdout
     assert "PASS: memref-runtime :: lit_tests/runtime/nested.py" in out.stdout
     assert "FAIL: memref-runtime :: lit_tests/segfaults.py" in out.stdout
+    assert "Exit Code: -11" in report(out.stdout, "segfaults.py")  # SIGSEGV: a real crash
     assert "TIMEOUT: memref-runtime :: lit_tests/hangs.py" in out.stdout
-    assert out.returncode != 0
+    assert "Reached timeout of 3 seconds" in report(out.stdout, "hangs.py")
+    if "UNSUPPORTED: memref-runtime :: lit_tests/jit_segfaults.py" not in out.stdout:  # no JIT here
+        assert "FAIL: memref-runtime :: lit_tests/jit_segfaults.py" in out.stdout
+        assert "Exit Code: -11" in report(out.stdout, "jit_segfaults.py")
+        assert re.search(r"Failed\s*: 2 ", out.stdout), out.stdout
+    assert re.search(r"Passed\s*: 2 ", out.stdout) and re.search(r"Timed Out\s*: 1 ", out.stdout), out.stdout
+    assert out.returncode == 1
 
 
 @pytest.mark.parametrize("target", [".", "lit_tests", "lit_tests/passes.py"])
