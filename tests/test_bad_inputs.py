@@ -307,7 +307,7 @@ def test_object_dtype(jit):
         with pytest.raises(TypeError, match=r"^nparray: dtype object \('\|O'\) has no MLIR element type; "
                                             r"expected one of .*float32"):
             convert(objects)
-    with raises_exactly(TypeError, "add(): argument 1 " + EXPECTS_F32 + "a object ('|O') array of shape (4,)"):
+    with raises_exactly(TypeError, "add(): argument 1 " + EXPECTS_F32 + "an object ('|O') array of shape (4,)"):
         jit.add(F32, objects, F32.copy())
 
 

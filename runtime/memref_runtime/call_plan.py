@@ -67,13 +67,18 @@ class NativeAllocation:
 
 # --- describing values for error messages --------------------------------------------------
 
+def with_article(text: str) -> str:
+    """`text` after "a" or "an", as it is read: an int8, an object, a uint8 (you-int), a float32."""
+    return ("an " if text[:1] in ("a", "e", "i", "o") else "a ") + text
+
+
 def describe(value) -> str:
     """What was given, as an error message names it."""
     if isinstance(value, np.ndarray):
         traits = ("read-only " if not value.flags.writeable else "") + (
             "non-contiguous " if not value.flags.c_contiguous else "") + (
             "masked " if isinstance(value, _MaskedArray) else "")
-        text = f"a {traits}{describe_dtype(value.dtype)} array of shape {value.shape}"
+        text = with_article(f"{traits}{describe_dtype(value.dtype)} array of shape {value.shape}")
         return text if value.flags.c_contiguous else f"{text} and byte strides {value.strides}"
     text = repr(value)
     return f"{type(value).__name__} {text if len(text) <= 40 else text[:37] + '...'}"
@@ -138,7 +143,7 @@ def _memref_param(spec: MemRefSpec, where: str, frame_offset: int) -> _Param:
     words = 2 + 3 + 2 * MAX_RANK if unranked else 3 + 2 * rank
     inner = frame_offset + 2 * _WORD  # unranked: where its ranked descriptor sits in the frame
     pads = [(0,) * (2 * (MAX_RANK - r)) for r in range(MAX_RANK + 1)] if unranked else None
-    expected = f"a {'' if unranked else f'{rank}-d '}{' or '.join(d.name for d in accepted)} array"
+    expected = with_article(f"{'' if unranked else f'{rank}-d '}{' or '.join(d.name for d in accepted)} array")
 
     def fields(address, shape, strides, base):
         if unranked:
