@@ -341,6 +341,16 @@ def test_prefixes_without_a_shared_one(suite, capsys):
 
 
 @needs_lit
+def test_two_pipelines_on_one_run_line(suite, capsys):
+    path = write(suite, "one_line.py", "# RUN: %PYTHON %s a | FileCheck %s --check-prefix=A && "
+                                       "%PYTHON %s b | FileCheck %s --check-prefix=B\n"
+                                       "import sys\nprint('argument', sys.argv[1])\n")
+    assert update(capsys, path)[0] == 0
+    assert check_lines(path.read_text()) == ["# A: argument a", "# B: argument b"]
+    passes_both_filechecks(path)
+
+
+@needs_lit
 def test_conflicting_and_unused_prefixes(suite, capsys):
     conflict = write(suite, "conflict.py", TWO_RUNS.replace("COMMON,SMALL", "COMMON").replace("COMMON,BIG", "COMMON"))
     status, _, err = update(capsys, conflict)

@@ -439,18 +439,19 @@ def _tail(text: str) -> str:
 def run_checks(test, lit_config) -> list[tuple[CheckRun, str]]:
     """Runs the test's RUN lines in order; for each one that pipes into FileCheck of this file,
     (the run, what would have reached FileCheck)."""
-    outputs: dict[str, str] = {}
+    outputs: dict[str, str] = {}  # one run of a command that several RUN lines check
     runs = []
     for line, text, command, prefixes in script_steps(test, lit_config):
-        cached = outputs.get(text) if prefixes is not None else None
-        if cached is None:
+        key = repr(command)
+        output = outputs.get(key) if prefixes is not None else None
+        if output is None:
             status, out, err = execute(test, lit_config, command)
             if status != 0:
                 raise UpdateError(f"RUN line {line} failed (exit status {status}) before FileCheck:\n  $ {text}\n"
                                   + _tail(out + err))
-            cached = outputs[text] = out
+            output = outputs[key] = out
         if prefixes is not None:
-            runs.append((CheckRun(line, command, text, prefixes), cached))
+            runs.append((CheckRun(line, command, text, prefixes), output))
     return runs
 
 
