@@ -9,8 +9,8 @@ have reached FileCheck into CHECK lines:
   `CHECK-LABEL: TEST: <name>`, each line after it `CHECK-NEXT:`, a blank line `CHECK-EMPTY:`;
   output before the first label (or of a test without `run`) starts with a plain `CHECK:`;
 - addresses (a hex number after `@ = ` or ` at `, or of 9 or more digits) become
-  `0x{{[0-9a-f]+}}`; paths under the temp dir or the suite's exec root become `{{.*}}`, and the
-  part of a path up to the suite's source root `{{.*}}`;
+  `0x{{[0-9a-f]+}}`; paths under the temp dir or the suite's exec root become `{{.*}}`, the
+  part of a path up to the suite's source root `{{.*}}`, a traceback's line numbers `{{[0-9]+}}`;
 - a line with `[[` or `{{` is a `CHECK{LITERAL}:` line, or, where it needs a regex anyway, has
   them escaped as `{{\\[\\[}}` / `{{\\{\\{}}`; a line that ends in a digit ends in `{{$}}`
   (`sum 19.0` must not match `sum 19.0625`); text that lit or FileCheck would read as a
