@@ -1,4 +1,5 @@
 # RUN: %PYTHON %s %mlir_opt 2>&1 | FileCheck %s --check-prefixes=CHECK,%if mlir-python-path %{TREE%} %else %{INSTALLED%}
+# UPDATE-CHECKS: hand-written: its prefixes come from %if on mlir-python-path, so one run sees only TREE or only INSTALLED
 """Which MLIR the tests get: `from mlir.ir import *` resolves to the provider lit.cfg.py chose
 (-D mlir_python=, default the `mlir` package), taken from -D mlir_python_path= when given,
 else from the installed distribution; the tools on PATH come from the same place."""

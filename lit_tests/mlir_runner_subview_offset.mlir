@@ -1,6 +1,6 @@
 // memref.subview with a non-zero offset, printed by printMemrefF32 through mlir-runner: the
 // descriptor carries offset, sizes and strides in elements, and the base is the global's.
-// UPDATE-CHECKS: hand-written: mlir-runner output, values worked out by hand below
+// UPDATE-CHECKS: hand-written: both views must print the same base@, a FileCheck variable
 //
 // RUN: mlir-opt %s %lower_to_llvm \
 // RUN: | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_c_runner_utils,%mlir_runner_utils \

@@ -1,5 +1,4 @@
 // vector.print through mlir-runner (printF32, printNewline, ... from the c runner utils).
-// UPDATE-CHECKS: hand-written: mlir-runner output, values worked out by hand below
 //
 // RUN: mlir-opt %s %lower_to_llvm \
 // RUN: | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_c_runner_utils \
@@ -8,7 +7,7 @@
 
 // a + b = [1 + 0.5, 2 - 2, 3 + 0.25, 4 + 10], a * b = [0.5, -4, 0.75, 40], sum(a + b) = 18.75,
 // and the transpose of [[1, 2, 3], [4, 5, 6]].
-// CHECK:      ( 1.5, 0, 3.25, 14 )
+// CHECK: ( 1.5, 0, 3.25, 14 )
 // CHECK-NEXT: ( 0.5, -4, 0.75, 40 )
 // CHECK-NEXT: 18.75{{$}}
 // CHECK-NEXT: ( ( 1, 4 ), ( 2, 5 ), ( 3, 6 ) )

@@ -1,5 +1,5 @@
 // mlir-opt lowers to the LLVM dialect, mlir-translate emits LLVM IR.
-// UPDATE-CHECKS: hand-written: LLVM IR checked by its shape, not generated from a run
+// UPDATE-CHECKS: hand-written: LLVM IR checked by its shape (FileCheck variables for the SSA names)
 //
 // RUN: mlir-opt %s %lower_to_llvm | mlir-translate --mlir-to-llvmir | FileCheck %s
 // REQUIRES: mlir-tools
