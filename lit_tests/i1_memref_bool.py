@@ -3,7 +3,7 @@
 """NumPy bool arrays as i1 memrefs, one byte per element, loaded and stored by JIT code.
 
 MLIR 22's assertion builds abort the whole process when lowering memref.load/store of i1,
-hence `mlir-i1-memref` (MLIR >= 23, e.g. torch-mlir's bindings: -D mlir_bindings=torch_mlir).
+hence `mlir-i1-memref` (MLIR >= 23, e.g. torch-mlir's bindings: -D mlir_python=torch_mlir).
 """
 
 import numpy as np

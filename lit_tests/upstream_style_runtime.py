@@ -1,7 +1,7 @@
 # RUN: %PYTHON %s 2>&1 | FileCheck %s --check-prefixes=CHECK,%if runtime-memref_runtime %{OURS%} %else %{UPSTREAM%}
 # REQUIRES: host-supports-jit
 # UPDATE-CHECKS: hand-written: its prefixes come from %if on -D mlir_runtime=, so one run sees only UPSTREAM or only OURS
-"""An upstream-style test: `from mlir.runtime import *`, whichever runtime `-D runtime=` names.
+"""An upstream-style test: `from mlir.runtime import *`, whichever runtime `-D mlir_runtime=` names.
 
 The shared checks hold for both runtimes; OURS checks what only memref_runtime gets right.
 """

@@ -27,7 +27,7 @@ does. A file with a `UPDATE-CHECKS: hand-written: <reason>` comment is left alon
 
     memref-update-checks lit_tests/my_case.py         # rewrite, then read `git diff`
     memref-update-checks --check lit_tests            # CI: exit 1 and a diff if out of date
-    memref-update-checks -D mlir_bindings=torch_mlir lit_tests/i1_memref_bool.py
+    memref-update-checks -D mlir_python=torch_mlir lit_tests/i1_memref_bool.py
 
 Exit status: 0 done (or up to date), 1 `--check` found a file to update, 2 an error.
 Importing this module does not import MLIR: tests run in their own processes.
@@ -728,7 +728,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true",
                         help="change nothing; print a diff and exit 1 if a file's CHECK lines are out of date")
     parser.add_argument("-D", "--param", action="append", type=_parse_param, default=[], metavar="NAME=VALUE",
-                        help="a lit parameter, as `lit -D` takes it (e.g. mlir_bindings=torch_mlir)")
+                        help="a lit parameter, as `lit -D` takes it (e.g. mlir_python=torch_mlir)")
     args = parser.parse_args(argv)
 
     results = update_files(args.paths, dict(args.param), check=args.check)
