@@ -289,6 +289,31 @@ def test_read_only_mmap(jit, total):
             mapped.close()
 
 
+def test_writable_false_on_a_memref_parameter_still_refuses_read_only_arrays():
+    """`bufferization.writable = false` makes a tensor parameter read-only (bufferization copies
+    it before writing); on a memref it means nothing to the native code, which writes here."""
+    if not HAVE_JIT:
+        pytest.skip("no MLIR Python bindings with an ExecutionEngine")
+    from memref_runtime import JitModule
+
+    jit = JitModule(r"""
+func.func @zero_first(%m: memref<?xf32> {bufferization.writable = false}) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  memref.store %zero, %m[%c0] : memref<?xf32>
+  return
+}
+""")
+    a = np.arange(1, 5, dtype=np.float32)
+    a.flags.writeable = False
+    with pytest.raises(ValueError, match=r"^zero_first\(\): argument 0 expects memref<\?xf32>, got a read-only "):
+        jit.zero_first(a)
+    np.testing.assert_array_equal(a, [1, 2, 3, 4])
+    b = a.copy()
+    jit.zero_first(b)
+    np.testing.assert_array_equal(b, [0, 2, 3, 4])
+
+
 @pytest.mark.parametrize("value, type_name", [
     ([1.0, 2.0], "list"), ((1, 2), "tuple"), (3.5, "float"), (np.float32(1), "float32"), (None, "NoneType"),
 ])

@@ -129,11 +129,15 @@ def _supported(spec: MemRefSpec) -> ValueSpec:
 
 
 def _memref_spec(ir, t, writable: bool) -> ValueSpec | None:
+    """`writable` counts for tensors only: bufferization copies a `bufferization.writable = false`
+    tensor before writing, while a memref parameter may be written whatever its attributes say."""
     text = str(t)
-    for cls in (ir.UnrankedMemRefType, ir.UnrankedTensorType):
-        u = _downcast(cls, t)
-        if u is not None:
-            return MemRefSpec(text, str(u.element_type), None, False, None, DYNAMIC, writable)
+    u = _downcast(ir.UnrankedTensorType, t)
+    if u is not None:
+        return MemRefSpec(text, str(u.element_type), None, False, None, DYNAMIC, writable)
+    u = _downcast(ir.UnrankedMemRefType, t)
+    if u is not None:
+        return MemRefSpec(text, str(u.element_type), None, False, None, DYNAMIC, True)
     tensor = _downcast(ir.RankedTensorType, t)
     if tensor is not None:  # identity-layout-map at the function boundary
         return MemRefSpec(text, str(tensor.element_type), _dims(tensor.shape), True, None, 0, writable)
@@ -143,13 +147,13 @@ def _memref_spec(ir, t, writable: bool) -> ValueSpec | None:
     shape = _dims(memref.shape)
     layout = memref.layout
     if isinstance(layout, ir.AffineMapAttr) and layout.value == ir.AffineMap.get_identity(len(shape), context=t.context):
-        return MemRefSpec(text, str(memref.element_type), shape, True, None, 0, writable)
+        return MemRefSpec(text, str(memref.element_type), shape, True, None, 0, True)
     try:
         strides, offset = memref.get_strides_and_offset()
     except Exception:  # noqa: BLE001 - the bindings raise a bare error for non-strided maps
         return UnsupportedSpec(text, "its layout is not strided")
     return MemRefSpec(text, str(memref.element_type), shape, False, _dims(strides),
-                      _dims([offset])[0], writable)
+                      _dims([offset])[0], True)
 
 
 def value_spec(t, writable: bool = True) -> ValueSpec:
