@@ -120,7 +120,6 @@ found["has_filecheck"] = importlib.util.find_spec("filecheck") is not None
 def mlir_major():
     # The runtime's own answer (distribution version, else the provider's opt tool --version).
     os.environ["MEMREF_RUNTIME_BINDINGS"] = bindings
-    sys.path.insert(0, sys.argv[2])
     from memref_runtime.bindings import mlir_major_version
     return mlir_major_version()
 
@@ -151,7 +150,7 @@ def probe_python(python: str, bindings: str) -> dict:
     try:
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(TEST_PYTHONPATH[1:]))
         out = subprocess.run(
-            [python, "-c", PROBE, bindings, os.path.join(repo_root, "runtime")],
+            [python, "-c", PROBE, bindings],
             capture_output=True, text=True, timeout=120, env=env,
         )
         found = {"jit": False}
@@ -180,12 +179,13 @@ def build_tree_of(path):
     """The LLVM build (or install) tree above `path` (the first ancestor with bin/mlir-opt), or None."""
     for _ in range(6):
         if os.path.isfile(os.path.join(path, "bin", "mlir-opt")):
-            return [path]
+            return path
         path = os.path.dirname(path)
     return None
 
 
-build_tree = (mlir_python_path and build_tree_of(mlir_python_path)) or []
+tree = build_tree_of(mlir_python_path) if mlir_python_path else None
+build_tree = [tree] if tree else []
 # Where each kind of file is looked for, first hit wins: site-config values, then the build
 # tree of -D mlir_python_path, then the wheels.
 SEARCH = {
@@ -290,17 +290,24 @@ PATH_SUBSTITUTIONS = {
     "%mlir_runner": mlir_tools["mlir-runner"],
     "%mlir_translate": mlir_tools["mlir-translate"],
 }
+
+
+def quoted(path: str) -> str:
+    """`path` as one word of a RUN line."""
+    return f'"{path}"' if " " in path else path
+
+
 # Longest key first, so that %mlir_runner does not eat the front of %mlir_runner_utils.
 for key in sorted(PATH_SUBSTITUTIONS, key=len, reverse=True):
     value = PATH_SUBSTITUTIONS[key]
     if value is not None:
-        config.substitutions.append((key, f'"{value}"' if " " in value else value))
+        config.substitutions.append((key, quoted(value)))
 
 # Upstream-style .mlir tests name the tools bare (`mlir-opt %s ... | mlir-runner ...`): each
 # bare name becomes the tool found above, and the tools' folders lead the tests' PATH.
 for name, path in mlir_tools.items():
     if path:
-        config.substitutions.append((ToolSubst(name, command=path).regex, f'"{path}"' if " " in path else path))
+        config.substitutions.append((ToolSubst(name, command=path).regex, quoted(path)))
 # `%lower_to_llvm`: the runtime's own DEFAULT_PIPELINE, as an mlir-opt option.
 config.substitutions.append(("%lower_to_llvm", f'--pass-pipeline="{probe["default_pipeline"]}"'))
 tool_dirs = [os.path.dirname(p) for p in list(mlir_tools.values()) + [TOOLS["FileCheck"]] if p and os.path.isabs(p)]
