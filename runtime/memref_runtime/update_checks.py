@@ -413,7 +413,7 @@ def script_steps(test, lit_config) -> list[tuple[int, str, object, list[str] | N
     return steps
 
 
-def execute(test, lit_config, command) -> tuple[int, str, str]:
+def execute(test, command) -> tuple[int, str, str]:
     """Runs `command` (a parsed lit shell command) as lit's internal shell runs a RUN line:
     the test's environment, its exec folder as cwd. Returns (exit status, stdout, stderr)."""
     import lit.TestRunner as runner
@@ -445,7 +445,7 @@ def run_checks(test, lit_config) -> list[tuple[CheckRun, str]]:
         key = repr(command)
         output = outputs.get(key) if prefixes is not None else None
         if output is None:
-            status, out, err = execute(test, lit_config, command)
+            status, out, err = execute(test, command)
             if status != 0:
                 raise UpdateError(f"RUN line {line} failed (exit status {status}) before FileCheck:\n  $ {text}\n"
                                   + _tail(out + err))
