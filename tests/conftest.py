@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ctypes
+import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -168,3 +170,39 @@ def assert_descriptor_matches(desc, array: np.ndarray):
     if array.ndim:
         assert list(desc.shape) == list(array.shape)
         assert [s * array.itemsize for s in desc.strides] == list(array.strides)
+
+
+# --- an LLVM build tree's layout, for the routes that take MLIR from one --------------------
+
+MLIR_TOOLS = ("mlir-opt", "mlir-runner", "mlir-translate")
+MLIR_CORE = Path("tools", "mlir", "python_packages", "mlir_core")  # where a build keeps `mlir`
+
+
+def installed_mlir() -> Path | None:
+    """The folder of the `mlir` package from the LLVM wheels, if its tools and runner-utils
+    libraries are there."""
+    spec = importlib.util.find_spec("mlir")
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        path = Path(location)
+        if all((path / "bin" / tool).is_file() for tool in MLIR_TOOLS) and all(
+                (path / "lib" / f"lib{lib}.so").is_file() for lib in ("mlir_runner_utils", "mlir_c_runner_utils")):
+            return path
+    return None
+
+
+@pytest.fixture(scope="session")
+def build_tree(tmp_path_factory) -> Path:
+    """An LLVM build tree's layout (bin/, lib/, tools/mlir/python_packages/mlir_core/mlir),
+    made of links to the installed wheel: this machine has no LLVM build of its own."""
+    mlir = installed_mlir() if (os.environ.get("MEMREF_RUNTIME_BINDINGS") or "mlir") == "mlir" else None
+    if mlir is None:
+        pytest.skip("the mlir wheel with its tools and runner-utils libraries is not installed")
+    tree = tmp_path_factory.mktemp("llvm-build")
+    for folder in (tree / MLIR_CORE, tree / "bin", tree / "lib"):
+        folder.mkdir(parents=True)
+    (tree / MLIR_CORE / "mlir").symlink_to(mlir, target_is_directory=True)
+    for tool in MLIR_TOOLS:
+        (tree / "bin" / tool).symlink_to(mlir / "bin" / tool)
+    for lib in (mlir / "lib").iterdir():  # the runner utils and the libraries they load
+        (tree / "lib" / lib.name).symlink_to(lib)
+    return tree

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import MLIR_CORE
+
 REPO = Path(__file__).resolve().parent.parent
 CMAKE = shutil.which("cmake")
 MLIR_DIR = Path(os.environ.get("MEMREF_RUNTIME_TEST_MLIR_DIR", "/usr/lib/llvm-22/lib/cmake/mlir"))
@@ -82,16 +84,9 @@ def test_add_subdirectory_from_a_larger_project(source, tmp_path, mode):
     assert re.search(r"Passed *: 1 ", passing.stdout), passing.stdout
 
 
-@pytest.mark.skipif((os.environ.get("MEMREF_RUNTIME_BINDINGS") or "mlir") != "mlir",
-                    reason="the build tree here is made of the `mlir` wheel")
-def test_the_bindings_of_a_build_tree(source, tmp_path):
+def test_the_bindings_of_a_build_tree(source, build_tree, tmp_path):
     """MEMREF_RUNTIME_MLIR_PYTHON_PATH reaches lit as -D mlir_python_path does."""
-    import importlib.util
-
-    mlir = next(iter(importlib.util.find_spec("mlir").submodule_search_locations))
-    core = tmp_path / "mlir_core"
-    core.mkdir()
-    (core / "mlir").symlink_to(mlir, target_is_directory=True)
+    core = build_tree / MLIR_CORE
     configure(source, tmp_path / "build", "standalone")
     subprocess.run([CMAKE, f"-DMEMREF_RUNTIME_MLIR_PYTHON_PATH={core}", str(tmp_path / "build")],
                    check=True, capture_output=True)

@@ -9,43 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from conftest import MLIR_CORE, MLIR_TOOLS
 from test_lit_harness import LIT, REPO
 
 pytestmark = pytest.mark.skipif(LIT is None, reason="lit is not installed")
 
-TOOLS = ("mlir-opt", "mlir-runner", "mlir-translate")
 PROVIDER = os.environ.get("MEMREF_RUNTIME_BINDINGS") or "mlir"  # lit.cfg.py's default too
-LIBS = ("libmlir_runner_utils.so", "libmlir_c_runner_utils.so")
-
-
-def installed_mlir() -> Path | None:
-    """The folder of the `mlir` package from the LLVM wheels, if its tools are there."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("mlir")
-    for location in (spec.submodule_search_locations or []) if spec else []:
-        if all((Path(location) / "bin" / tool).is_file() for tool in TOOLS):
-            return Path(location)
-    return None
-
-
-@pytest.fixture(scope="module")
-def build_tree(tmp_path_factory) -> Path:
-    """An LLVM build tree's layout (bin/, lib/, tools/mlir/python_packages/mlir_core/mlir),
-    made of links to the installed wheel: this machine has no LLVM build of its own."""
-    mlir = installed_mlir() if PROVIDER == "mlir" else None
-    if mlir is None or not all((mlir / "lib" / lib).is_file() for lib in LIBS):
-        pytest.skip("the mlir wheel with its tools and runner-utils libraries is not installed")
-    tree = tmp_path_factory.mktemp("llvm-build")
-    core = tree / "tools" / "mlir" / "python_packages" / "mlir_core"
-    for folder in (core, tree / "bin", tree / "lib"):
-        folder.mkdir(parents=True)
-    (core / "mlir").symlink_to(mlir, target_is_directory=True)
-    for tool in TOOLS:
-        (tree / "bin" / tool).symlink_to(mlir / "bin" / tool)
-    for lib in (mlir / "lib").iterdir():  # the runner utils and the libraries they load
-        (tree / "lib" / lib.name).symlink_to(lib)
-    return tree
 
 
 def lit(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
@@ -55,13 +24,12 @@ def lit(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
 
 def test_the_suite_on_a_build_tree(build_tree, tmp_path):
     """The whole suite passes with a build tree's bindings, tools and libraries, which come first."""
-    core = build_tree / "tools" / "mlir" / "python_packages" / "mlir_core"
-    out = lit(tmp_path, "-D", f"mlir_python_path={core}", "--debug", "lit_tests")
+    out = lit(tmp_path, "-D", f"mlir_python_path={build_tree / MLIR_CORE}", "--debug", "lit_tests")
     assert out.returncode == 0, out.stdout + out.stderr
     assert "PASS: memref-runtime :: lit_tests/harness_mlir_provider.py" in out.stdout
     assert "FAIL" not in out.stdout
     # The .mlir tests ran the build tree's tools with its runner-utils libraries.
-    for tool in TOOLS:
+    for tool in MLIR_TOOLS:
         assert f"{build_tree}/bin/{tool} " in out.stdout
     assert f"-shared-libs={build_tree}/lib/libmlir_c_runner_utils.so,{build_tree}/lib/libmlir_runner_utils.so" in out.stdout
     assert "'mlir-python-path'" in out.stderr and "'bindings-mlir'" in out.stderr
