@@ -19,6 +19,10 @@ Runs the tests under lit_tests/ (and nothing else) with `lit .`, `lit lit_tests`
   mlir_runtime=NAME          what `import mlir.runtime` gives the tests: `upstream` (default,
                              the module in the bindings) or `memref_runtime` (our facade)
                              (old name: runtime)
+  opt_level=N                the default opt level (0-3) of every JitModule and every engine
+                             memref_runtime.testing makes (feature opt-level-N)
+  runtime_verification=1     MLIR's runtime verification in every JitModule and every
+                             memref_runtime.testing lowering (feature runtime-verification)
 
 A site configuration (lit.site.cfg.py, written by CMake) may preset `config.python_executable`,
 `config.llvm_tools_dir`, `config.mlir_tools_dir`, `config.mlir_lib_dir`, `config.mlir_python_path`
@@ -350,6 +354,41 @@ if runtime not in RUNTIMES:
     lit_config.fatal(f"-D mlir_runtime: expected one of {', '.join(RUNTIMES)}, got {runtime!r}")
 config.available_features.add("runtime-" + runtime)
 config.environment["MEMREF_RUNTIME_MLIR_RUNTIME"] = runtime
+
+# Suite-wide defaults of every JitModule and every memref_runtime.testing lowering: the test
+# processes read them through memref_runtime.settings (which owns their parsing).
+# Loaded by path: importing the memref_runtime package would import numpy into lit's interpreter.
+def load_runtime_module(name: str):
+    import importlib.util
+
+    path = os.path.join(repo_root, "runtime", "memref_runtime", name + ".py")
+    spec = importlib.util.spec_from_file_location("_memref_runtime_lit_" + name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+suite_settings = load_runtime_module("settings")
+
+SUITE_SETTINGS = {
+    # -D name: (environment variable, parse, feature when set or None)
+    "opt_level": (suite_settings.OPT_LEVEL_ENV, suite_settings.parse_opt_level, lambda v: f"opt-level-{v}"),
+    "runtime_verification": (
+        suite_settings.RUNTIME_VERIFICATION_ENV,
+        suite_settings.parse_flag,
+        lambda v: "runtime-verification" if v else None,
+    ),
+}
+for name, (variable, parse, feature) in SUITE_SETTINGS.items():
+    if name not in params:
+        continue
+    try:
+        value = parse(params[name], f"-D {name}")
+    except ValueError as e:
+        lit_config.fatal(str(e))
+    config.environment[variable] = str(int(value))
+    if feature(value):
+        config.available_features.add(feature(value))
 
 config.environment["PYTHONPATH"] = os.pathsep.join(TEST_PYTHONPATH)
 if mlir_python_path:
