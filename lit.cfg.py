@@ -38,7 +38,6 @@ import subprocess
 import sys
 import tempfile
 
-import lit.formats
 import lit.util
 from lit.llvm.subst import ToolSubst
 
@@ -47,13 +46,32 @@ params = lit_config.params
 repo_root = os.path.dirname(os.path.abspath(__file__))
 
 
+# Loaded by path: importing the memref_runtime package would import numpy into lit's interpreter.
+def load_runtime_module(name: str):
+    import importlib.util
+
+    path = os.path.join(repo_root, "runtime", "memref_runtime", name + ".py")
+    spec = importlib.util.spec_from_file_location("_memref_runtime_lit_" + name, path)
+    module = sys.modules.get(spec.name)
+    if module is None:
+        module = importlib.util.module_from_spec(spec)
+        # Registered: lit's worker processes unpickle the test format by module name.
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+    return module
+
+
 # ---------------------------------------------------------------------------
 # Discovery: only lit_tests/ holds tests.
 # ---------------------------------------------------------------------------
 
 
+# lit's ShTest with hooks before and after each test (runtime/memref_runtime/lit_format.py).
+lit_format = load_runtime_module("lit_format")
+config.test_format = lit_format.MemrefRuntimeShTest()
+
+
 config.name = "memref-runtime"
-config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".py", ".mlir"]
 config.test_source_root = repo_root
 # Prune every top-level entry except lit_tests/ (runtime/, tests/, benchmarks/, mlir_inputs/,
@@ -357,17 +375,6 @@ config.environment["MEMREF_RUNTIME_MLIR_RUNTIME"] = runtime
 
 # Suite-wide defaults of every JitModule and every memref_runtime.testing lowering: the test
 # processes read them through memref_runtime.settings (which owns their parsing).
-# Loaded by path: importing the memref_runtime package would import numpy into lit's interpreter.
-def load_runtime_module(name: str):
-    import importlib.util
-
-    path = os.path.join(repo_root, "runtime", "memref_runtime", name + ".py")
-    spec = importlib.util.spec_from_file_location("_memref_runtime_lit_" + name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 suite_settings = load_runtime_module("settings")
 
 SUITE_SETTINGS = {

@@ -1,0 +1,53 @@
+"""The lit test format of the suite: lit's ShTest, with hooks before and after each test.
+
+lit.cfg.py loads this module by path (lit's interpreter need not import numpy or MLIR) and
+registers hooks on one instance:
+
+- a *before* hook, `hook(test, lit_config) -> Before | None`, runs ahead of the RUN lines. It
+  may end the test with a result of its own (UNSUPPORTED with a reason, say), add per-test
+  substitutions (applied before the configuration's own) or preamble commands.
+- an *after* hook, `hook(test, lit_config, result) -> result`, may add to what lit prints
+  about the test (a crash report, say) or change the result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import lit.formats
+import lit.Test
+import lit.TestRunner
+
+
+@dataclass
+class Before:
+    """What a before hook asks for: a result that ends the test, or additions to the run."""
+
+    result: lit.Test.Result | None = None
+    substitutions: list = field(default_factory=list)
+    preamble: list = field(default_factory=list)
+
+
+class MemrefRuntimeShTest(lit.formats.ShTest):
+    """ShTest (lit's internal shell) with before/after hooks; see the module docstring."""
+
+    def __init__(self):
+        super().__init__(execute_external=False)
+        self.before_hooks: list = []
+        self.after_hooks: list = []
+
+    def execute(self, test, lit_config):
+        substitutions, preamble = list(self.extra_substitutions), list(self.preamble_commands)
+        for hook in self.before_hooks:
+            before = hook(test, lit_config)
+            if before is None:
+                continue
+            if before.result is not None:
+                return before.result
+            substitutions += before.substitutions
+            preamble += before.preamble
+        result = lit.TestRunner.executeShTest(
+            test, lit_config, self.execute_external, substitutions, preamble)
+        for hook in self.after_hooks:
+            result = hook(test, lit_config, result)
+        return result
