@@ -23,6 +23,19 @@ if _bindings != "mlir" or _runtime == "memref_runtime":
     if _runtime == "memref_runtime":
         _aliases.alias_mlir_runtime()
 
+
+
+def setup_process() -> None:
+    """Per-process set-up of a test process (crash reporting and the like).
+
+    A fresh interpreter runs it at start-up; a process forked from a pre-started interpreter
+    (one that imported this module already) must call it itself, after it has taken the test's
+    environment and standard streams.
+    """
+
+
+setup_process()
+
 # The sitecustomize this one shadows, if any: the next one on sys.path.
 for _entry in sys.path:
     _candidate = os.path.join(_entry or os.getcwd(), "sitecustomize.py")
