@@ -42,9 +42,11 @@ TESTS = {
     "crashes.py": RUN + "import ctypes\n\nprint('before', flush=True)\nctypes.string_at(0)\n"
                         "print('after')\n# CHECK: before\n# CHECK-NEXT: after\n",
     # It crashes after all its CHECK lines matched: FileCheck passes, so there is nothing to update.
-    "crashes_later.py": RUN + "import ctypes\n\nprint('all there', flush=True)\nctypes.string_at(0)\n# CHECK: all there\n",
+    "crashes_later.py": RUN + "import ctypes\n\nprint('all there', flush=True)\nctypes.string_at(0)\n"
+                              "# CHECK: all there\n",
     "raises.py": RUN + "print('before', flush=True)\nraise ValueError('on purpose')\n# CHECK: something else\n",
-    "hand.py": RUN + "# UPDATE-CHECKS: hand-written: a pattern on purpose\nprint('value 7')\n# CHECK: value {{[0-6]}}\n",
+    "hand.py": RUN + "# UPDATE-CHECKS: hand-written: a pattern on purpose\nprint('value 7')\n"
+                     "# CHECK: value {{[0-6]}}\n",
     # lit's own diff_test_updater's case: a failing `diff` against a `.expected` file.
     "diffs.py": "# RUN: %PYTHON %s > %t.out && diff %t.out %s.expected\nprint('new output')\n",
     "passes.py": RUN + "print('fine')\n# CHECK: fine\n",

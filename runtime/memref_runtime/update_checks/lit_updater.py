@@ -1,13 +1,13 @@
 """`lit --update-tests`: memref-update-checks as one of lit's test updaters.
 
-With `--update-tests`, lit calls each function of `lit_config.test_updaters` as
-`updater(result, test, commands)` for each command of a failing RUN line that exited non-zero
-(`result`: that command's ShellCommandResult; `commands`: the test's script), in list order,
-until one returns a message. lit prints the message under the test and still reports the test
-as failed for this run; with `ALLOW_RETRIES:` it runs the test again, and a pass then is
-"Passed After Update" (FIXED). lit's own `diff_test_updater` comes first and acts only on a
-failing `diff`; this one acts only on a failing `FileCheck <the test file>` and returns None
-for every other command, so the two never handle the same failure.
+With `--update-tests`, lit (23, the version used here) calls each function of
+`lit_config.test_updaters` as `updater(result, test, commands)` for each command of a failing
+RUN line that exited non-zero (`result`: that command's ShellCommandResult; `commands`: the
+test's script), in list order, until one returns a message. lit prints the message under the
+test and still reports the test as failed for this run; with `ALLOW_RETRIES:` it runs the test
+again, and a pass then is "Passed After Update" (FIXED). lit's own `diff_test_updater` comes
+first and acts only on a failing `diff`; this one acts only on a failing `FileCheck <the test
+file>` and returns None for every other command, so the two never handle the same failure.
 
 For that failure it does what `memref-update-checks <test>` does, with the same refusal rules:
 it runs the test's RUN lines again, and a run that fails (a non-zero exit before FileCheck, a
@@ -43,8 +43,8 @@ class CheckLinesUpdater:
         self.lit_config = lit_config
 
     def __call__(self, result, test, commands) -> str | None:
-        if not _checks_this_test(result.command.args, test):
-            return None  # not ours: lit's other updaters (diff_test_updater) may take it
+        if not result.exitCode or not _checks_this_test(result.command.args, test):
+            return None  # not ours (and some lit versions called updaters on passing commands too)
         # lit's own --timeout, else the tool's default: a test that hangs must not hang lit.
         timeout = test.config.maxIndividualTestTime or DEFAULT_TIMEOUT
         path = os.path.relpath(test.getSourcePath())
@@ -69,7 +69,7 @@ NOT_UPDATED = {
 
 
 def register_test_updater(lit_config) -> None:
-    """Adds the updater to `lit_config.test_updaters` (lit >= 20), once: lit.cfg.py may be loaded
+    """Adds the updater to `lit_config.test_updaters` (where lit has it), once: lit.cfg.py may be loaded
     by more than one suite of a run."""
     updaters = getattr(lit_config, "test_updaters", None)
     if updaters is not None and not any(isinstance(u, CheckLinesUpdater) for u in updaters):
