@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 
 from .errors import UpdateError
-from .running import DEFAULT_TIMEOUT, filecheck_command, filecheck_prefixes, test_substitutions
+from .running import DEFAULT_TIMEOUT, filecheck_command, filecheck_prefixes, substitutions_of
 from .update import headline, report, update_test
 
 PROG = "memref-update-checks"
@@ -29,7 +29,7 @@ def _checks_this_test(args: list, test) -> bool:
     """Whether `args` (a command lit ran) is FileCheck reading `test`'s own file."""
     words = [str(a) for a in args]
     try:
-        return filecheck_prefixes(words, filecheck_command(test, test_substitutions(test, [])),
+        return filecheck_prefixes(words, filecheck_command(test, substitutions_of(test, [])),
                                   test.getSourcePath()) is not None
     except UpdateError:  # FileCheck --input-file: not the output of a command of the test
         return False

@@ -157,7 +157,7 @@ def filecheck_command(test, substitutions: list) -> list[str]:
     return shlex.split(expanded[0])
 
 
-def test_substitutions(test, extra: list) -> list:
+def substitutions_of(test, extra: list) -> list:
     """`extra`, then lit's default substitutions of `test` (%s, %t, ...) and the suite's own."""
     import lit.TestRunner as runner
 
@@ -189,7 +189,7 @@ def script_steps(test, lit_config) -> list[Step]:
     script = [runner.buildPdbgCommand("preamble command line", ln) for ln in preamble] + list(parsed)
     # The lines as written (substitution directives, DEFINE/REDEFINE, expand to no line).
     written = [d if isinstance(d, str) else d.command for d in script if not isinstance(d, runner.SubstDirective)]
-    substitutions = test_substitutions(test, extra)
+    substitutions = substitutions_of(test, extra)
     conditions = {feature: True for feature in test.config.available_features}
     expanded = runner.applySubstitutions(script, substitutions, conditions,
                                          recursion_limit=test.config.recursiveExpansionLimit)
