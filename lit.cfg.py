@@ -47,11 +47,16 @@ repo_root = os.path.dirname(os.path.abspath(__file__))
 
 
 # Loaded by path: importing the memref_runtime package would import numpy into lit's interpreter.
+# `name` may be a subpackage (a folder), loaded from its __init__.py; its modules then import each
+# other relatively, under the private name.
 def load_runtime_module(name: str):
     import importlib.util
 
-    path = os.path.join(repo_root, "runtime", "memref_runtime", name + ".py")
-    spec = importlib.util.spec_from_file_location("_memref_runtime_lit_" + name, path)
+    path = os.path.join(repo_root, "runtime", "memref_runtime", name)
+    package = [path] if os.path.isdir(path) else None
+    path = os.path.join(path, "__init__.py") if package else path + ".py"
+    spec = importlib.util.spec_from_file_location("_memref_runtime_lit_" + name, path,
+                                                  submodule_search_locations=package)
     module = sys.modules.get(spec.name)
     if module is None:
         module = importlib.util.module_from_spec(spec)
@@ -405,6 +410,19 @@ config.environment["MEMREF_RUNTIME_BINDINGS"] = bindings
 for var in ("HOME", "DYLD_LIBRARY_PATH"):
     if var in os.environ:
         config.environment[var] = os.environ[var]
+
+# ---------------------------------------------------------------------------
+# lit --update-tests: memref-update-checks rewrites the CHECK lines of a test whose
+# `FileCheck %s` failed, with its own refusal rules (runtime/memref_runtime/update_checks/,
+# docs/update-checks.md). lit's diff_test_updater keeps the failing `diff`s.
+# ---------------------------------------------------------------------------
+
+if getattr(lit_config, "update_tests", False):
+    load_runtime_module("update_checks").register_test_updater(lit_config)
+
+# ---------------------------------------------------------------------------
+# (end of lit --update-tests)
+# ---------------------------------------------------------------------------
 
 lit_config.dbg(f"memref-runtime features: {sorted(config.available_features)}")
 lit_config.dbg(f"memref-runtime substitutions: {config.substitutions}")

@@ -4,6 +4,7 @@ and whose tests live in a temp folder, never in lit_tests/."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import shutil
@@ -131,11 +132,23 @@ def test_importing_needs_no_mlir():
 def test_console_script_and_module():
     # Read as text: tomllib is Python >= 3.11, and pyproject.toml allows 3.10.
     scripts = (REPO / "pyproject.toml").read_text().split("\n[project.scripts]\n", 1)[1].split("\n[", 1)[0]
-    assert 'memref-update-checks = "memref_runtime.update_checks:main"' in scripts.splitlines()
+    entry = dict(line.replace('"', "").split(" = ") for line in scripts.splitlines() if line.strip())
+    module, _, name = entry["memref-update-checks"].partition(":")
+    assert getattr(importlib.import_module(module), name) is update_checks.main
     env = dict(os.environ, PYTHONPATH=str(REPO / "runtime"))
     out = subprocess.run([sys.executable, "-m", "memref_runtime.update_checks", "--help"],
                          env=env, capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0 and "--check" in out.stdout and "-D NAME=VALUE" in out.stdout
+    assert out.returncode == 0, out.stderr
+    assert "--check" in out.stdout and "-D NAME=VALUE" in out.stdout and "--timeout SECONDS" in out.stdout
+
+
+def test_each_module_is_short():
+    """The package is split by concern (DESIGN.md: a module past ~500 lines holds two)."""
+    package = REPO / "runtime" / "memref_runtime" / "update_checks"
+    lengths = {path.name: len(path.read_text().splitlines()) for path in package.glob("*.py")}
+    assert {"running.py", "failures.py", "checks.py", "rewrite.py", "update.py", "cli.py", "__main__.py",
+            "lit_updater.py"} <= set(lengths)
+    assert max(lengths.values()) < 400, lengths
 
 
 # ---------------------------------------------------------------------------
@@ -177,12 +190,18 @@ FRESH_GENERATED = FRESH.replace("run(testFirst)\n", """run(testFirst)
 @needs_lit
 def test_fresh_test_idempotence_and_check(suite, capsys):
     path = write(suite, "fresh.py", FRESH)
+    # A new test: what it writes is its CHECK lines, each with its line number in the new file.
+    written = "".join(f"  {n:>2} | {line}\n" for n, line in enumerate(FRESH_GENERATED.splitlines(), 1)
+                      if "# CHECK" in line)
     status, out, err = update(capsys, "--check", path)
     assert status == 1 and path.read_text() == FRESH, err
-    assert "+# CHECK-LABEL: TEST: testFirst" in out and f"out of date: {path}" in out
+    assert out == (f"out-of-date: {path}: 6 CHECK lines to write (a new test)\n{written}"
+                   f"out of date: {path} (run memref-update-checks {path})\nmemref-update-checks: 1 out-of-date\n")
 
     status, out, err = update(capsys, path)
-    assert status == 0 and f"updated: {path}" in out, err
+    assert status == 0 and not err, err
+    assert out == f"updated: {path}: 6 CHECK lines written (a new test)\n{written}memref-update-checks: 1 updated\n"
+    assert "  15 | # CHECK-LABEL: TEST: testFirst\n  16 | # CHECK-NEXT: sum 19.0{{$}}\n" in written
     assert path.read_text() == FRESH_GENERATED
 
     # A second run changes nothing; --check agrees.
@@ -221,7 +240,12 @@ def test_changed_output_is_rewritten_in_place(suite, capsys):
     assert status == 1
     diff = [line for line in out.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---")]
     assert diff == ["-    # CHECK-NEXT: second 2{{$}}", "+    # CHECK-NEXT: second 20{{$}}"]
-    assert update(capsys, path)[0] == 0
+    # A changed test: what it writes is a unified diff, the same one --check printed.
+    status, written, _ = update(capsys, path)
+    assert status == 0
+    assert written == f"updated: {path}\n" + out.split(f"out of date: {path}")[0].split("\n", 1)[1] \
+        + "memref-update-checks: 1 updated\n"
+    assert f"--- a/{path}\n+++ b/{path}\n@@ " in written
     assert update(capsys, "--check", path)[0] == 0
     passes_both_filechecks(path)
 
@@ -408,10 +432,12 @@ def test_errors_name_the_file_and_the_cause(suite, tmp_path, capsys):
     assert status == 2
     assert f"error: {outside}: not a test of any lit suite" in err
     assert f"error: {no_filecheck}: no RUN line pipes into `FileCheck %s`" in err
-    assert f"error: {failing}: RUN line 1 failed (exit status 3)" in err and "| last words" in err
+    assert re.search(f"failed: {re.escape(str(failing))}: RUN line 1: `python[0-9.]*` exited with status 3; "
+                     "file left unchanged\n  \\$ %PYTHON %s 2>&1 \\| FileCheck %s\n", err), err
+    assert "  | last words" in err
     assert f"error: {conditional}: RUN line 1 uses %if" in err
     assert f"error: {suite / 'missing.py'}: no such file or folder" in err
-    assert "5 error" in out
+    assert "memref-update-checks: 1 failed, 4 error" in out
 
 
 @needs_lit

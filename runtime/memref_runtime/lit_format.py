@@ -36,16 +36,24 @@ class MemrefRuntimeShTest(lit.formats.ShTest):
         self.before_hooks: list = []
         self.after_hooks: list = []
 
-    def execute(self, test, lit_config):
+    def prepare(self, test, lit_config) -> tuple:
+        """(a result that ends the test or None, substitutions, preamble commands): what the before
+        hooks ask for. memref-update-checks runs the RUN lines with the same."""
         substitutions, preamble = list(self.extra_substitutions), list(self.preamble_commands)
         for hook in self.before_hooks:
             before = hook(test, lit_config)
             if before is None:
                 continue
             if before.result is not None:
-                return before.result
+                return before.result, substitutions, preamble
             substitutions += before.substitutions
             preamble += before.preamble
+        return None, substitutions, preamble
+
+    def execute(self, test, lit_config):
+        result, substitutions, preamble = self.prepare(test, lit_config)
+        if result is not None:
+            return result
         result = lit.TestRunner.executeShTest(
             test, lit_config, self.execute_external, substitutions, preamble)
         for hook in self.after_hooks:
