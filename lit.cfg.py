@@ -406,5 +406,31 @@ for var in ("HOME", "DYLD_LIBRARY_PATH"):
     if var in os.environ:
         config.environment[var] = os.environ[var]
 
+# ---------------------------------------------------------------------------
+# Upstream MLIR's conventions (upstream-compat): its substitutions (%shlibext, %mlir_lib_dir,
+# the runtime libraries, ...), features (system-*, target=<triple>, asserts, mlir-test-passes),
+# FILECHECK_OPTS, and a before hook that fails a RUN line naming an undefined substitution and
+# routes mlir-opt test-only passes to a same-version mlir-opt that has them. Tables and probes:
+# runtime/memref_runtime/upstream_compat.py; the hook: upstream_hook.py; docs/upstream-compat.md.
+# ---------------------------------------------------------------------------
+
+upstream_compat = load_runtime_module("upstream_compat")
+# The bindings' own opt tool names the LLVM that .py tests run (bindings.py's table).
+opt_tool_path = load_runtime_module("bindings")._OPT_TOOLS.get(bindings, ("bin", "mlir-opt"))
+bindings_tool = next((p for p in (os.path.join(d, *opt_tool_path) for d in bindings_dirs) if os.access(p, os.X_OK)), None)
+upstream_setup = upstream_compat.configure(
+    config,
+    lit_config,
+    lib_dirs=SEARCH["mlir_libs"],
+    library_dir=os.path.dirname(runner_utils["mlir_c_runner_utils"]) if runner_utils["mlir_c_runner_utils"] else None,
+    tools={**mlir_tools, "lli": find_tool("lli", "llvm_tools")},
+    llvm_tools_dirs=SEARCH["llvm_tools"],
+    bindings_tool=bindings_tool,
+    bindings_llvm_dirs=subdirs(probe["llvm_dirs"], "bin"),
+)
+config.test_format.before_hooks.append(
+    load_runtime_module("upstream_hook").UpstreamHook(upstream_setup, lit_format.Before)
+)
+
 lit_config.dbg(f"memref-runtime features: {sorted(config.available_features)}")
 lit_config.dbg(f"memref-runtime substitutions: {config.substitutions}")
