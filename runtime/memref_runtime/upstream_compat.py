@@ -237,7 +237,8 @@ def test_pass_alternatives(primary: MlirOpt | None, version: str | None, given: 
     major = (version or "").split(".")[0]
     candidates = [given] if given else [c.format(major=major) for c in TEST_PASS_MLIR_OPT_CANDIDATES] if major else []
     found, rejected = [], []
-    seen = {os.path.realpath(primary.path)} if primary else set()
+    # The suite's own mlir-opt is no alternative, unless named (then the reason says why not).
+    seen = {os.path.realpath(primary.path)} if primary and not given else set()
     for candidate in candidates:
         path = candidate if os.path.isabs(candidate) else shutil.which(candidate)
         if not path or not os.access(path, os.X_OK):

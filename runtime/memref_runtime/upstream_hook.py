@@ -6,7 +6,8 @@ For each test, before lit runs it:
    test those of the tools' LLVM (the config's);
 2. a RUN line that names a substitution the suite does not define fails with a message that
    names it (lit would leave it, or expand only its front: `%shlibext` as `%s` + `hlibext`);
-3. a RUN line that runs a tool the toolchain lacks (`mlir-opt` with torch-mlir) is UNSUPPORTED;
+3. a RUN line that runs a tool the toolchain lacks (`mlir-opt` or `%mlir_opt` with torch-mlir)
+   makes the test UNSUPPORTED (checked before 2, so that is what such a test says);
 4. a RUN line that runs an mlir-opt test-only pass the suite's mlir-opt lacks runs a
    same-version mlir-opt that has it (Debian's mlir-NN-tools, an LLVM build), else the test
    is UNSUPPORTED with a reason that names the pass and where to get it.
@@ -49,7 +50,9 @@ class UpstreamHook:
     def __init__(self, setup, before_class):
         self.setup = setup
         self.before_class = before_class  # lit_format.Before
-        self.tool_patterns = {name: re.compile(ToolSubst(name).regex) for name in CHECKED_TOOLS}
+        # Bare (`mlir-opt`, as upstream writes it) or as the suite's %mlir_opt.
+        self.tool_patterns = {
+            name: re.compile(ToolSubst(name).regex + "|%" + name.replace("-", "_") + r"\b") for name in CHECKED_TOOLS}
 
     def __call__(self, test, lit_config):
         if test.config.unsupported:
@@ -58,7 +61,7 @@ class UpstreamHook:
         commands = self.expanded_run_lines(test)
         if commands is None:
             return None  # lit skips the test or reports the script's error itself
-        for check in (self.check_substitutions, self.check_tools, self.route_test_passes):
+        for check in (self.check_tools, self.check_substitutions, self.route_test_passes):
             before = check(test, commands)
             if before is not None:
                 return before
@@ -167,12 +170,13 @@ class UpstreamHook:
         if setup.test_pass_alternatives:
             return None  # an mlir-opt with test passes lacks it too: not a test pass, let it fail
         passes = ", ".join("-" + p for p in lacking)
-        chosen = (f"the suite's mlir-opt ({setup.mlir_opt.path}, LLVM {setup.mlir_opt.version}) lacks it"
+        what, it = ("pass", "it") if len(lacking) == 1 else ("passes", "them")
+        chosen = (f"the suite's mlir-opt ({setup.mlir_opt.path}, LLVM {setup.mlir_opt.version}) lacks {it}"
                   if setup.mlir_opt else "the toolchain in use has no mlir-opt")
         major = (setup.wanted_version or "NN").split(".")[0]
         tried = "; ".join(setup.test_pass_rejected) or "none"
         return self.unsupported(
-            f"needs the mlir-opt test-only pass {passes}: {chosen}, and no mlir-opt of LLVM"
+            f"needs the mlir-opt test-only {what} {passes}: {chosen}, and no mlir-opt of LLVM"
             f" {setup.wanted_version or '?'} with MLIR's test passes was found (tried: {tried}). Get one from"
             f" Debian's mlir-{major}-tools (/usr/lib/llvm-{major}/bin/mlir-opt) or an LLVM build tree's bin/,"
             " or name it with lit -D test_pass_mlir_opt=PATH")
