@@ -23,6 +23,13 @@ Runs the tests under lit_tests/ (and nothing else) with `lit .`, `lit lit_tests`
                              memref_runtime.testing makes (feature opt-level-N)
   runtime_verification=1     MLIR's runtime verification in every JitModule and every
                              memref_runtime.testing lowering (feature runtime-verification)
+  test_pass_mlir_opt=PATH    an mlir-opt of the same LLVM version with MLIR's test-only passes,
+                             for tests whose mlir-opt lacks them (default: Debian's
+                             /usr/lib/llvm-NN/bin/mlir-opt if there; `none`: no search)
+  mlir_src_root=DIR          <llvm-project>/mlir, for %mlir_src_root/%mlir_src_dir (and
+  llvm_src_root=DIR          %llvm_src_root, by default its sibling llvm/)
+  host_cc=CC, host_cxx=CXX   for upstream's %host_cc/%host_cxx
+                             (docs/upstream-compat.md: upstream's substitutions and features)
 
 A site configuration (lit.site.cfg.py, written by CMake) may preset `config.python_executable`,
 `config.llvm_tools_dir`, `config.mlir_tools_dir`, `config.mlir_lib_dir`, `config.mlir_python_path`
