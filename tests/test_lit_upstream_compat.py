@@ -17,12 +17,15 @@ LIT = shutil.which("lit", path=os.path.dirname(sys.executable)) or shutil.which(
 DEBIAN_MLIR_OPT = Path("/usr/lib/llvm-22/bin/mlir-opt")
 
 pytestmark = pytest.mark.skipif(LIT is None, reason="lit is not installed")
+# torch-mlir ships no mlir-opt: the suite copy (which follows MEMREF_RUNTIME_BINDINGS) has none.
+NO_MLIR_OPT = os.environ.get("MEMREF_RUNTIME_BINDINGS", "mlir") != "mlir"
+needs_mlir_opt = pytest.mark.skipif(NO_MLIR_OPT, reason="the provider ships no mlir-opt (torch-mlir)")
 
 TESTS = {
     # %sharedlib is no substitution: lit would expand %s and leave "haredlib".
     "half_expanded.py": "# RUN: %PYTHON -c pass %sharedlib\n",
-    # A typo: %mlir_runner (the tool) would eat the front of it.
-    "typo.py": "# RUN: %PYTHON -c pass %mlir_runner_utilz\n",
+    # A typo: %mlir_inputs would eat the front of it.
+    "typo.py": "# RUN: %PYTHON -c pass %mlir_inputs_dir\n",
     # Upstream's, for a runtime no wheel ships.
     "missing_library.py": "# RUN: %PYTHON -c pass %mlir_levelzero_runtime\n",
     # A path into an llvm-project checkout: only -D mlir_src_root gives it.
@@ -98,7 +101,7 @@ def test_a_name_lit_would_half_expand_fails_and_says_so(suite):
     assert result(out, "half_expanded.py") == "FAIL"
     assert "line 1: %sharedlib: unknown substitution (lit would expand its front %s and leave 'haredlib')" in out
     assert result(out, "typo.py") == "FAIL"
-    assert "%mlir_runner_utilz: unknown substitution (lit would expand its front %mlir_runner and leave '_utilz')" in out
+    assert "%mlir_inputs_dir: unknown substitution (lit would expand its front %mlir_inputs and leave '_dir')" in out
     assert "Exit Code" not in out  # nothing ran
 
 
@@ -125,6 +128,7 @@ def test_literal_percents_path_suffixes_and_untaken_branches_are_not_substitutio
     assert result(out, "not_substitutions.py") == "PASS", out
 
 
+@needs_mlir_opt
 @pytest.mark.skipif(not DEBIAN_MLIR_OPT.exists(), reason="Debian's mlir-22-tools is not installed")
 def test_a_test_pass_runs_through_a_same_version_mlir_opt_that_has_it(suite):
     out = lit(suite, "lit_tests/test_pass.mlir")
@@ -136,6 +140,7 @@ def test_a_test_pass_runs_through_a_same_version_mlir_opt_that_has_it(suite):
     assert "Unknown command line argument '-test-no-such-pass'" in out
 
 
+@needs_mlir_opt
 def test_without_an_mlir_opt_that_has_it_a_test_pass_is_unsupported_with_the_reason(suite):
     out = lit(suite, "-D", "test_pass_mlir_opt=none", "lit_tests/test_pass.mlir")
     assert result(out, "test_pass.mlir") == "UNSUPPORTED", out
@@ -151,9 +156,17 @@ def test_without_an_mlir_opt_that_has_it_a_test_pass_is_unsupported_with_the_rea
     assert "built without MLIR's test passes" in out
 
 
+@needs_mlir_opt
 def test_mlir_opt_check_ir_roundtrip_adds_verify_roundtrip(suite):
     out = lit(suite, "lit_tests/no_such_test_pass.mlir", env={"MLIR_OPT_CHECK_IR_ROUNDTRIP": "1"})
     assert "mlir-opt --verify-roundtrip " in out
+
+
+@pytest.mark.skipif(not NO_MLIR_OPT, reason="the provider ships an mlir-opt")
+def test_without_any_mlir_opt_a_test_pass_test_is_unsupported_for_that(suite):
+    out = lit(suite, "lit_tests/test_pass.mlir")
+    assert result(out, "test_pass.mlir") == "UNSUPPORTED", out
+    assert "the RUN lines run mlir-opt, which the toolchain in use does not have" in out
 
 
 def test_filecheck_opts_default_to_mlirs_and_the_environment_wins(suite):
