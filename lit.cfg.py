@@ -23,6 +23,13 @@ Runs the tests under lit_tests/ (and nothing else) with `lit .`, `lit lit_tests`
                              memref_runtime.testing makes (feature opt-level-N)
   runtime_verification=1     MLIR's runtime verification in every JitModule and every
                              memref_runtime.testing lowering (feature runtime-verification)
+  test_pass_mlir_opt=PATH    an mlir-opt of the same LLVM version with MLIR's test-only passes,
+                             for tests whose mlir-opt lacks them (default: Debian's
+                             /usr/lib/llvm-NN/bin/mlir-opt if there; `none`: no search)
+  mlir_src_root=DIR          <llvm-project>/mlir, for %mlir_src_root/%mlir_src_dir (and
+  llvm_src_root=DIR          %llvm_src_root, by default its sibling llvm/)
+  host_cc=CC, host_cxx=CXX   for upstream's %host_cc/%host_cxx
+                             (docs/upstream-compat.md: upstream's substitutions and features)
 
 A site configuration (lit.site.cfg.py, written by CMake) may preset `config.python_executable`,
 `config.llvm_tools_dir`, `config.mlir_tools_dir`, `config.mlir_lib_dir`, `config.mlir_python_path`
@@ -410,6 +417,32 @@ config.environment["MEMREF_RUNTIME_BINDINGS"] = bindings
 for var in ("HOME", "DYLD_LIBRARY_PATH"):
     if var in os.environ:
         config.environment[var] = os.environ[var]
+
+# ---------------------------------------------------------------------------
+# Upstream MLIR's conventions (upstream-compat): its substitutions (%shlibext, %mlir_lib_dir,
+# the runtime libraries, ...), features (system-*, target=<triple>, asserts, mlir-test-passes),
+# FILECHECK_OPTS, and a before hook that fails a RUN line naming an undefined substitution and
+# routes mlir-opt test-only passes to a same-version mlir-opt that has them. Tables and probes:
+# runtime/memref_runtime/upstream_compat.py; the hook: upstream_hook.py; docs/upstream-compat.md.
+# ---------------------------------------------------------------------------
+
+upstream_compat = load_runtime_module("upstream_compat")
+# The bindings' own opt tool names the LLVM that .py tests run (bindings.py's table).
+opt_tool_path = load_runtime_module("bindings")._OPT_TOOLS.get(bindings, ("bin", "mlir-opt"))
+bindings_tool = next((p for p in (os.path.join(d, *opt_tool_path) for d in bindings_dirs) if os.access(p, os.X_OK)), None)
+upstream_setup = upstream_compat.configure(
+    config,
+    lit_config,
+    lib_dirs=SEARCH["mlir_libs"],
+    library_dir=os.path.dirname(runner_utils["mlir_c_runner_utils"]) if runner_utils["mlir_c_runner_utils"] else None,
+    tools={**mlir_tools, "lli": find_tool("lli", "llvm_tools")},
+    llvm_tools_dirs=SEARCH["llvm_tools"],
+    bindings_tool=bindings_tool,
+    bindings_llvm_dirs=subdirs(probe["llvm_dirs"], "bin"),
+)
+config.test_format.before_hooks.append(
+    load_runtime_module("upstream_hook").UpstreamHook(upstream_setup, lit_format.Before)
+)
 
 # ---------------------------------------------------------------------------
 # lit --update-tests: memref-update-checks rewrites the CHECK lines of a test whose

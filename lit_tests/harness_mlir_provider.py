@@ -1,4 +1,4 @@
-# RUN: %PYTHON %s %mlir_opt 2>&1 | FileCheck %s --check-prefixes=CHECK,%if mlir-python-path %{TREE%} %else %{INSTALLED%}
+# RUN: %PYTHON %s "%if mlir-tools %{%mlir_opt%} %else %{none%}" 2>&1 | FileCheck %s --check-prefixes=CHECK,%if mlir-python-path %{TREE%} %else %{INSTALLED%}
 # UPDATE-CHECKS: hand-written: its prefixes come from %if on mlir-python-path, so one run sees only TREE or only INSTALLED
 """Which MLIR the tests get: `from mlir.ir import *` resolves to the provider lit.cfg.py chose
 (-D mlir_python=, default the `mlir` package), taken from -D mlir_python_path= when given,
@@ -36,7 +36,7 @@ else:
 # The bare `mlir-opt` on PATH is the %mlir_opt that lit chose (a build tree's bin/ comes first),
 # or there is none at all (torch_mlir ships no mlir-opt).
 # CHECK: mlir-opt on PATH is %mlir_opt: True
-chosen = None if sys.argv[1] == "%mlir_opt" else os.path.realpath(sys.argv[1])
+chosen = None if sys.argv[1] == "none" else os.path.realpath(sys.argv[1])
 on_path = shutil.which("mlir-opt")
 log("mlir-opt on PATH is %mlir_opt:", chosen == (on_path and os.path.realpath(on_path)))
 

@@ -1,0 +1,360 @@
+"""Upstream MLIR's lit conventions for the suite: substitutions, features, test-only passes.
+
+Loaded by path from lit.cfg.py (lit's interpreter needs neither numpy nor MLIR for it).
+`configure()` runs once per lit run: it probes the LLVM builds in use, adds upstream's
+substitutions and features to the config and returns an `UpstreamSetup`, the plain data that
+the before hook of `upstream_hook.py` reads for each test. docs/upstream-compat.md is the
+user's view of the same tables.
+
+The spellings follow upstream's mlir/test/lit.cfg.py and the lit.local.cfg files of
+mlir/test/Integration (LLVM 22).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+
+SHLIB_EXT = {"win32": ".dll", "darwin": ".dylib"}.get(sys.platform, ".so")
+SHLIB_PREFIX = "" if sys.platform == "win32" else "lib"
+
+# Substitution -> runtime library (upstream's add_runtime()/find_runtime() names). The
+# %native_* ones are what Integration/lit.local.cfg defines for emulated AArch64 runs; without
+# an emulator they are the host's libraries.
+RUNTIME_LIBRARIES = {
+    "%mlir_runner_utils": "mlir_runner_utils",
+    "%mlir_c_runner_utils": "mlir_c_runner_utils",
+    "%mlir_async_runtime": "mlir_async_runtime",
+    "%mlir_float16_utils": "mlir_float16_utils",
+    "%mlir_apfloat_wrappers": "mlir_apfloat_wrappers",
+    "%mlir_arm_runner_utils": "mlir_arm_runner_utils",
+    "%arm_sme_abi_shlib": "mlir_arm_sme_abi_stubs",
+    "%native_mlir_runner_utils": "mlir_runner_utils",
+    "%native_mlir_c_runner_utils": "mlir_c_runner_utils",
+    "%native_mlir_arm_runner_utils": "mlir_arm_runner_utils",
+    "%native_arm_sme_abi_shlib": "mlir_arm_sme_abi_stubs",
+    "%mlir_cuda_runtime": "mlir_cuda_runtime",
+    "%mlir_rocm_runtime": "mlir_rocm_runtime",
+    "%mlir_sycl_runtime": "mlir_sycl_runtime",
+    "%mlir_levelzero_runtime": "mlir_levelzero_runtime",
+    "%mlir_vulkan_runtime": "mlir_vulkan_runtime",
+    "%mlir_spirv_cpu_runtime": "mlir_spirv_cpu_runtime",
+}
+
+# Substitution -> the folder it names. Upstream's find_runtime() looks in llvm_shlib_dir, so
+# that is where the runtime libraries are, as %mlir_lib_dir is.
+LIBRARY_DIR_SUBSTITUTIONS = ("%mlir_lib_dir", "%llvm_shlib_dir", "%mlir_native_utils_lib_dir")
+
+# Substitution -> fixed text: what upstream's Integration lit.local.cfg files define on a host
+# without Arm SVE/SME hardware or emulator (SparseTensor's VLA switches).
+FIXED_SUBSTITUTIONS = {
+    "%shlibext": SHLIB_EXT,
+    "%ENABLE_VLA": "false",
+    "%VLA_ARCH_ATTR_OPTIONS": "",
+}
+
+# Substitution -> tool it runs (lit.local.cfg files of LLVMIR/CPU, Vector/CPU/X86, the Arm
+# folders; %mcr_aarch64_cmd is mlir-runner when no AArch64 emulator is configured).
+TOOL_SUBSTITUTIONS = {"%lli": "lli", "%mcr_aarch64_cmd": "mlir-runner"}
+
+# Substitution -> lit parameter that gives it: paths into an llvm-project checkout and the
+# compilers LLVM was built with, which no installed toolchain knows.
+PARAMETER_SUBSTITUTIONS = {
+    "%mlir_src_root": "mlir_src_root",
+    "%mlir_src_dir": "mlir_src_root",
+    "%llvm_src_root": "llvm_src_root",
+    "%host_cxx": "host_cxx",
+    "%host_cc": "host_cc",
+}
+
+# Attributes upstream's site config gives the lit.local.cfg files of mlir/test/Integration,
+# with the values of a default build (no GPU runners, no Arm/x86 hardware test flags, no
+# emulators), so that those files run unchanged in a copy of their folder.
+UPSTREAM_SITE_DEFAULTS = {
+    "mlir_include_integration_tests": True,
+    "enable_bindings_python": True,
+    "expensive_checks": False,
+    **dict.fromkeys((
+        "mlir_run_arm_sve_tests", "mlir_run_arm_sme_tests", "mlir_run_x86_tests",
+        "mlir_run_x86_amx_tests", "mlir_run_amx_tests", "mlir_run_x86vector_tests",
+        "mlir_run_riscv_vector_tests", "enable_cuda_runner", "enable_rocm_runner",
+        "enable_sycl_runner", "enable_levelzero_runner", "enable_vulkan_runner",
+        "enable_spirv_cpu_runner", "run_nvptx_tests", "run_rocm_tests",
+        "mlir_run_cuda_tensor_core_tests", "mlir_run_cuda_sm80_tests",
+        "mlir_run_cuda_sm80_lt_tests", "mlir_run_cuda_sm90_tests",
+    ), False),
+    **dict.fromkeys((
+        "arm_emulator_executable", "arm_emulator_options", "arm_emulator_lli_executable",
+        "arm_emulator_mlir_runner_executable", "arm_emulator_utils_lib_dir",
+        "arm_sme_abi_routines_shlib", "intel_sde_executable", "riscv_emulator_lli_executable",
+        "riscv_emulator_utils_lib_dir", "riscv_vector_emulator_executable",
+        "riscv_vector_emulator_options",
+    ), ""),
+}
+
+# Environment switches of LLVM/MLIR that change what a test does, passed from lit's own
+# environment to the tests (lit passes FILECHECK_OPTS itself; listed so that it stays so).
+PASSED_ENVIRONMENT = ("FILECHECK_OPTS", "LLVM_SYMBOLIZER_PATH", "LLVM_PROFILE_FILE", "MLIR_LIT_PYTHONPATH")
+# What MLIR's own lit.cfg.py sets when the environment does not: FileCheck scopes variables
+# to a CHECK-LABEL block, and a --check-prefixes entry no line uses is an error.
+MLIR_FILECHECK_OPTS = "-enable-var-scope --allow-unused-prefixes=false"
+
+# A same-version mlir-opt with MLIR's test passes (registerTestPasses) lists this one.
+TEST_PASS_MARKER = "test-lower-to-llvm"
+# Where an mlir-opt with test passes is looked for, after -D test_pass_mlir_opt=PATH.
+TEST_PASS_MLIR_OPT_CANDIDATES = ("/usr/lib/llvm-{major}/bin/mlir-opt", "mlir-opt-{major}")
+
+LLVM_VERSION = re.compile(r"LLVM version (\S+)")
+DEFAULT_TARGET = re.compile(r"Default target: (\S+)")
+
+
+@dataclass(frozen=True)
+class LLVMBuild:
+    """One LLVM build as its tools report it: version, assertions, target triple."""
+
+    tool: str | None
+    version: str | None = None
+    asserts: bool | None = None
+    triple: str | None = None
+    triple_from: str = "unknown"
+
+    def describe(self) -> str:
+        asserts = {True: "with assertions", False: "no assertions", None: "assertions unknown"}[self.asserts]
+        return f"LLVM {self.version or '?'} ({asserts}, {self.triple} from {self.triple_from}) of {self.tool}"
+
+
+@dataclass(frozen=True)
+class MlirOpt:
+    """An mlir-opt and the test-only passes/options (`test-*`) its --help lists."""
+
+    path: str
+    version: str | None
+    test_options: frozenset
+
+    @property
+    def has_test_passes(self) -> bool:
+        return TEST_PASS_MARKER in self.test_options
+
+
+@dataclass
+class UpstreamSetup:
+    """What the before hook needs: missing substitutions, tools, test passes, features per kind."""
+
+    # substitution -> why it is missing (what was looked for, where).
+    missing: dict = field(default_factory=dict)
+    # bare tool name -> its path, or None where the toolchain has none.
+    tools: dict = field(default_factory=dict)
+    mlir_opt: MlirOpt | None = None
+    test_pass_alternatives: list = field(default_factory=list)
+    # Why each candidate for test passes was not taken (shown in UNSUPPORTED reasons).
+    test_pass_rejected: list = field(default_factory=list)
+    wanted_version: str | None = None
+    verify_roundtrip: bool = False
+    # Features of the tools' LLVM (the config's) and of the bindings' LLVM, for .py tests.
+    tools_features: frozenset = frozenset()
+    bindings_features: frozenset = frozenset()
+
+
+def _run(args: list, timeout: int = 60) -> str:
+    try:
+        out = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
+        return out.stdout + out.stderr
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def guessed_triple() -> str:
+    """The triple LLVM's default configuration gives this host (when no tool can tell)."""
+    machine = platform.machine().lower()
+    machine = {"amd64": "x86_64", "arm64": "aarch64" if sys.platform != "darwin" else "arm64"}.get(machine, machine)
+    system = {"darwin": "apple-darwin", "win32": "pc-windows-msvc"}.get(sys.platform, "unknown-linux-gnu")
+    return f"{machine}-{system}"
+
+
+def probe_llvm_build(tool: str | None, helper_dirs: list) -> LLVMBuild:
+    """Version and assertions from `tool --version`; the triple from a same-version
+    llvm-config or llc next to it (or in `helper_dirs`), else guessed from the host."""
+    if not tool:
+        return LLVMBuild(None, triple=guessed_triple(), triple_from="the host (no LLVM tool)")
+    out = _run([tool, "--version"])
+    version = LLVM_VERSION.search(out)
+    version = version.group(1) if version else None
+    asserts = ("with assertions" in out) if version else None
+    target = DEFAULT_TARGET.search(out)
+    if target:
+        return LLVMBuild(tool, version, asserts, target.group(1), tool)
+    for folder in dict.fromkeys([os.path.dirname(tool)] + [d for d in helper_dirs if d]):
+        config_tool = os.path.join(folder, "llvm-config")
+        if os.access(config_tool, os.X_OK) and _run([config_tool, "--version"]).strip() == version:
+            triple = _run([config_tool, "--host-target"]).strip()
+            if triple:
+                return LLVMBuild(tool, version, asserts, triple, config_tool)
+        llc = os.path.join(folder, "llc")
+        if os.access(llc, os.X_OK):
+            out = _run([llc, "--version"])
+            found, target = LLVM_VERSION.search(out), DEFAULT_TARGET.search(out)
+            if found and target and found.group(1) == version:
+                return LLVMBuild(tool, version, asserts, target.group(1), llc)
+    return LLVMBuild(tool, version, asserts, guessed_triple(), "the host (no llvm-config of that build)")
+
+
+def llvm_config_features(lit_config, triple: str) -> frozenset:
+    """The features lit's LLVMConfig derives from a host/target triple (system-*, target=...)."""
+    from lit.llvm.config import LLVMConfig
+
+    scratch = SimpleNamespace(available_features=set(), environment={"PATH": os.environ.get("PATH", "")},
+                              host_triple=triple, target_triple=triple)
+    LLVMConfig(lit_config, scratch)
+    return frozenset(scratch.available_features)
+
+
+def build_features(lit_config, build: LLVMBuild) -> frozenset:
+    """Features that describe `build`: LLVMConfig's for its triple, asserts or noasserts."""
+    features = set(llvm_config_features(lit_config, build.triple))
+    if build.asserts is not None:
+        features.add("asserts" if build.asserts else "noasserts")
+    return frozenset(features)
+
+
+def probe_mlir_opt(path: str | None) -> MlirOpt | None:
+    if not path:
+        return None
+    version = LLVM_VERSION.search(_run([path, "--version"]))
+    options = re.findall(r"^\s+--?(test-[\w-]+)", _run([path, "--help"]), re.M)
+    return MlirOpt(path, version.group(1) if version else None, frozenset(options))
+
+
+def test_pass_alternatives(primary: MlirOpt | None, version: str | None, given: str | None):
+    """Same-version mlir-opts with test passes other than `primary`, and why others were not."""
+    if given == "none":
+        return [], ["-D test_pass_mlir_opt=none: no other mlir-opt is looked for"]
+    major = (version or "").split(".")[0]
+    candidates = [given] if given else [c.format(major=major) for c in TEST_PASS_MLIR_OPT_CANDIDATES] if major else []
+    found, rejected = [], []
+    # The suite's own mlir-opt is no alternative, unless named (then the reason says why not).
+    seen = {os.path.realpath(primary.path)} if primary and not given else set()
+    for candidate in candidates:
+        path = candidate if os.path.isabs(candidate) else shutil.which(candidate)
+        if not path or not os.access(path, os.X_OK):
+            rejected.append(f"{candidate}: not found")
+            continue
+        if os.path.realpath(path) in seen:
+            continue
+        seen.add(os.path.realpath(path))
+        opt = probe_mlir_opt(path)
+        if opt.version != version:
+            rejected.append(f"{path}: LLVM {opt.version}, not {version}")
+        elif not opt.has_test_passes:
+            rejected.append(f"{path}: built without MLIR's test passes")
+        else:
+            found.append(opt)
+    return found, rejected
+
+
+def find_library(name: str, lib_dirs: list) -> str | None:
+    for folder in lib_dirs:
+        for prefix in dict.fromkeys((SHLIB_PREFIX, "")):
+            path = os.path.join(folder, f"{prefix}{name}{SHLIB_EXT}")
+            if os.path.isfile(path):
+                return path
+    return None
+
+
+def quoted(path: str) -> str:
+    return f'"{path}"' if " " in path else path
+
+
+def configure(config, lit_config, *, lib_dirs: list, library_dir: str | None, tools: dict,
+              llvm_tools_dirs: list, bindings_tool: str | None, bindings_llvm_dirs: list) -> UpstreamSetup:
+    """Add upstream's substitutions and features to `config`; return what the before hook needs.
+
+    `lib_dirs`: where runtime libraries are looked for, first hit wins; `library_dir`: the
+    folder of the runner-utils libraries in use; `tools`: bare tool name -> path or None (the
+    suite's mlir-opt, mlir-runner, ..., lli); `bindings_tool`: the bindings' own opt tool.
+    """
+    params = lit_config.params
+    setup = UpstreamSetup(tools=dict(tools))
+    defined = {key for key, _ in config.substitutions if isinstance(key, str)}
+    lib_dirs = [d for d in lib_dirs if d and os.path.isdir(d)]
+    library_dir = library_dir or next(iter(lib_dirs), None)
+
+    def add(key: str, value: str | None, why_missing: str):
+        if key in defined:
+            return
+        if value is None:
+            setup.missing[key] = why_missing
+        else:
+            config.substitutions.append((key, value))
+            defined.add(key)
+
+    where = ", ".join(lib_dirs) or "no library folder (no runner-utils library was found)"
+    for key, name in RUNTIME_LIBRARIES.items():
+        path = find_library(name, lib_dirs)
+        add(key, path and quoted(path), f"{SHLIB_PREFIX}{name}{SHLIB_EXT} was looked for in {where}; the toolchain in use does not ship it")
+    for key in LIBRARY_DIR_SUBSTITUTIONS:
+        add(key, library_dir and quoted(library_dir), "no folder of MLIR runtime libraries was found")
+    for key, value in FIXED_SUBSTITUTIONS.items():
+        add(key, value, "")
+    for key, tool in TOOL_SUBSTITUTIONS.items():
+        path = tools.get(tool)
+        add(key, path and quoted(path), f"the toolchain in use has no {tool}")
+    source_roots = {"mlir_src_root": params.get("mlir_src_root")}
+    if source_roots["mlir_src_root"]:
+        source_roots["llvm_src_root"] = os.path.join(os.path.dirname(os.path.abspath(source_roots["mlir_src_root"])), "llvm")
+    source_roots.update({k: params[k] for k in ("llvm_src_root", "host_cxx", "host_cc") if k in params})
+    for key, param in PARAMETER_SUBSTITUTIONS.items():
+        add(key, source_roots.get(param), f"it names a path no installed toolchain knows: pass lit -D {param}=...")
+    add("%PATH%", config.environment.get("PATH", ""), "")
+
+    # Features, as LLVM's lit config adds them, from the LLVM of the tools (.mlir tests and
+    # the suite as a whole) and of the bindings (.py tests).
+    tools_build = probe_llvm_build(tools.get("mlir-opt") or tools.get("mlir-runner") or bindings_tool, llvm_tools_dirs)
+    bindings_build = probe_llvm_build(bindings_tool, bindings_llvm_dirs) if bindings_tool else tools_build
+    config.host_triple = config.target_triple = tools_build.triple
+    import lit.llvm
+
+    lit.llvm.initialize(lit_config, config)  # system-*, host=/target=, native, ...; llvm_config
+    setup.tools_features = build_features(lit_config, tools_build)
+    setup.bindings_features = build_features(lit_config, bindings_build)
+    config.available_features.update(setup.tools_features)
+    lit_config.dbg(f"upstream-compat: tools {tools_build.describe()}; bindings {bindings_build.describe()}")
+
+    # Environment switches.
+    for variable in PASSED_ENVIRONMENT:
+        if os.environ.get(variable):
+            config.environment[variable] = os.environ[variable]
+    config.environment.setdefault("FILECHECK_OPTS", MLIR_FILECHECK_OPTS)
+    # As MLIR's lit.cfg.py: every mlir-opt run also checks that its output parses back.
+    setup.verify_roundtrip = "MLIR_OPT_CHECK_IR_ROUNDTRIP" in os.environ
+    if setup.verify_roundtrip and tools.get("mlir-opt"):
+        from lit.llvm.subst import ToolSubst
+
+        command = quoted(tools["mlir-opt"]) + " --verify-roundtrip"
+        config.substitutions[:0] = [(ToolSubst("mlir-opt").regex, command), ("%mlir_opt", command)]
+
+    # Test-only passes: the suite's mlir-opt, else a same-version one that has them.
+    setup.mlir_opt = probe_mlir_opt(tools.get("mlir-opt"))
+    setup.wanted_version = setup.mlir_opt.version if setup.mlir_opt else bindings_build.version
+    setup.test_pass_alternatives, setup.test_pass_rejected = test_pass_alternatives(
+        setup.mlir_opt, setup.wanted_version, params.get("test_pass_mlir_opt"))
+    if (setup.mlir_opt and setup.mlir_opt.has_test_passes) or setup.test_pass_alternatives:
+        config.available_features.add("mlir-test-passes")
+
+    # Upstream's site-config attributes, for lit.local.cfg files copied from mlir/test/Integration.
+    site = {
+        "llvm_shlib_ext": SHLIB_EXT, "llvm_shlib_dir": library_dir, "mlir_lib_dir": library_dir,
+        "mlir_tools_dir": os.path.dirname(tools["mlir-opt"]) if tools.get("mlir-opt") else None,
+        "enable_assertions": bool(tools_build.asserts), "host_os": platform.system(),
+        "host_arch": platform.machine(), "mlir_src_root": source_roots.get("mlir_src_root"),
+        **UPSTREAM_SITE_DEFAULTS,
+    }
+    for name, value in site.items():
+        if getattr(config, name, None) is None:
+            setattr(config, name, value)
+    return setup

