@@ -5,7 +5,6 @@
 // RUN: | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_c_runner_utils 2>&1 \
 // RUN: | FileCheck %s
 // REQUIRES: host-supports-jit, runner-utils
-// UPDATE-CHECKS: hand-written: the before hook picks this RUN line's mlir-opt, and memref-update-checks runs no hooks
 
 // 2 < 1 is false: the assertion's message, then the run continues to the print.
 // CHECK: assertion foo

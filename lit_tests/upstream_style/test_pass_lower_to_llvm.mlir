@@ -6,7 +6,6 @@
 // RUN: | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_c_runner_utils \
 // RUN: | FileCheck %s
 // REQUIRES: host-supports-jit, runner-utils
-// UPDATE-CHECKS: hand-written: the before hook picks this RUN line's mlir-opt, and memref-update-checks runs no hooks
 
 // [1, 2, 3] + [10, 20, 30] = [11, 22, 33]; its sum is 66; the 2x2 matmul
 // [[1, 2], [3, 4]] x [[5, 6], [7, 8]] = [[19, 22], [43, 50]].
