@@ -19,6 +19,7 @@ import os
 import re
 import tempfile
 import threading
+import weakref
 from types import MappingProxyType
 
 from .bindings import bindings
@@ -205,6 +206,7 @@ class JitModule:
                 hooks = (errors.before_native, errors.after_native) if self._callbacks else (None, None)
                 invoke = make_invoker(build_plan(sig, self), self._addresses[name], sig, *hooks)
                 invoke.signature = sig
+                invoke.jit_module = weakref.ref(self)  # for tools given jit.<name> (check_against)
                 self._invokers[name] = invoke
                 # jit.<name> becomes the plain function (no dispatch), unless the name is taken:
                 # a function called `engine` must not replace the ExecutionEngine (jit.call works).

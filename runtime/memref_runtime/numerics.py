@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["check_close", "default_tolerance", "Tolerance", "TOLERANCES"]
+__all__ = ["check_close", "compare", "default_tolerance", "Tolerance", "TOLERANCES"]
 
 
 class Tolerance(NamedTuple):
@@ -130,9 +130,10 @@ def _report(label: str, a: np.ndarray, e: np.ndarray, wrong: np.ndarray, tol: To
     flat_wrong = np.flatnonzero(wrong)
     how = "given" if given else f"the {a.dtype.name} default"
     tolerance = "exact" if tol == _EXACT else f"rtol {tol.rtol:g}, atol {tol.atol:g} ({how})"
+    # str(), not format(): a NumPy scalar prints in its own precision (float32 9.001, not 9.00100040435791).
     lines = [f"{label}: {flat_wrong.size} of {a.size} elements differ ({_describe_shape(a)}; {tolerance})"]
     first = _index(flat_wrong[0], a.shape)
-    lines.append(f"  first mismatch at {first}: actual {a[first]}, expected {e[first]}")
+    lines.append(f"  first mismatch at {first}: actual {a[first]!s}, expected {e[first]!s}")
     if a.dtype.kind in "biu":
         diff = np.abs(a.astype(np.float64) - e.astype(np.float64)) if a.dtype.kind != "b" else (a != e).astype(float)
         ref = np.abs(e.astype(np.float64))
@@ -156,7 +157,7 @@ def _report(label: str, a: np.ndarray, e: np.ndarray, wrong: np.ndarray, tol: To
     if flat_wrong.size > 1:
         shown = [_index(i, a.shape) for i in flat_wrong[:_SHOWN_MISMATCHES]]
         more = f" (first {_SHOWN_MISMATCHES} of {flat_wrong.size})" if flat_wrong.size > _SHOWN_MISMATCHES else ""
-        lines.append(f"  mismatches{more}: " + "; ".join(f"{i}: {a[i]} vs {e[i]}" for i in shown))
+        lines.append(f"  mismatches{more}: " + "; ".join(f"{i}: {a[i]!s} vs {e[i]!s}" for i in shown))
     return "\n".join(lines)
 
 
@@ -169,16 +170,30 @@ def mismatches(actual: np.ndarray, expected: np.ndarray, tol: Tolerance) -> np.n
     return ~_close(_wide(actual), _wide(expected), tol)
 
 
-def check_close(label: str, actual, expected, *, rtol: float | None = None, atol: float | None = None) -> None:
-    """Checks `actual` against `expected` (same shape and dtype; a Python number takes the other
-    side's dtype) within the dtype's default tolerance or the `rtol`/`atol` given; prints
-    `<label>: ok, <dtype>, shape <shape>` to stderr, or raises AssertionError saying what differs."""
-    a, e = _operands(label, actual, expected)
+def _check(label: str, actual, expected, rtol: float | None, atol: float | None) -> tuple[str | None, np.ndarray | None]:
+    """(the failure text or None, `actual` as compared)."""
+    try:
+        a, e = _operands(label, actual, expected)
+    except AssertionError as error:
+        return str(error), None
     default = default_tolerance(a.dtype)
     tol = Tolerance(default.rtol if rtol is None else float(rtol), default.atol if atol is None else float(atol))
     if tol.rtol < 0 or tol.atol < 0:
         raise ValueError(f"check_close: rtol and atol must be >= 0, got rtol={tol.rtol}, atol={tol.atol}")
     wrong = mismatches(a, e, tol)
-    if wrong.any():
-        raise AssertionError(_report(label, a, e, wrong, tol, rtol is not None or atol is not None))
-    print(f"{label}: ok, {_describe_shape(a)}", file=sys.stderr, flush=True)
+    return (_report(label, a, e, wrong, tol, rtol is not None or atol is not None) if wrong.any() else None), a
+
+
+def compare(label: str, actual, expected, *, rtol: float | None = None, atol: float | None = None) -> str | None:
+    """What check_close would raise for these values (the AssertionError's text), or None if they agree."""
+    return _check(label, actual, expected, rtol, atol)[0]
+
+
+def check_close(label: str, actual, expected, *, rtol: float | None = None, atol: float | None = None) -> None:
+    """Checks `actual` against `expected` (same shape and dtype; a Python number takes the other
+    side's dtype) within the dtype's default tolerance or the `rtol`/`atol` given; prints
+    `<label>: ok, <dtype>, shape <shape>` to stderr, or raises AssertionError saying what differs."""
+    failure, a = _check(label, actual, expected, rtol, atol)
+    if failure is not None:
+        raise AssertionError(failure)
+    print(f"{label}: ok, {a.dtype.name}, shape {a.shape}", file=sys.stderr, flush=True)
