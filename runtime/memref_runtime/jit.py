@@ -25,14 +25,14 @@ from types import MappingProxyType
 from .bindings import bindings
 from .call_plan import build_plan, make_invoker
 from .callbacks import CallbackErrors, make_trampoline
-from .lowering import (DEFAULT_PIPELINE, TENSOR_PIPELINE, LoweringError, TranslationError,
-                       create_execution_engine, default_pipeline, lower_to_llvm)
+from .lowering import (DEFAULT_PIPELINE, TENSOR_LOOP_PIPELINE, TENSOR_PIPELINE, LoweringError,
+                       TranslationError, create_execution_engine, default_pipeline, lower_to_llvm)
 from .runner_utils import install_fallbacks, missing_runner_utils_hint, resolve_shared_libs
 from .settings import resolve_opt_level
 from .signatures import FunctionSignature, func_ops, read_signatures
 
 __all__ = ["JitModule", "JitFunction", "lower_to_llvm", "DEFAULT_PIPELINE", "TENSOR_PIPELINE",
-           "LoweringError", "TranslationError", "FunctionSignature"]
+           "TENSOR_LOOP_PIPELINE", "LoweringError", "TranslationError", "FunctionSignature"]
 
 
 def _parse(source):

@@ -40,10 +40,12 @@ LLVM_LOWERING_PASSES = (
 # Before bufferization. Elementwise arith/math ops on tensors have no bufferization of their
 # own ("op was not bufferized"): they become linalg.generic ops first. Fusing those keeps the
 # intermediates of a chain (an i1 tensor from arith.cmpf feeding arith.select) out of memory,
-# which also keeps i1 buffers, which MLIR 22 cannot lower, out of ordinary code.
-TENSOR_PREPARATION_PASSES = (
-    "func.func(convert-elementwise-to-linalg,linalg-fuse-elementwise-ops)",
-)
+# which also keeps i1 buffers, which MLIR 22 cannot lower, out of ordinary code. But fusion
+# also gives a generic whose payload ignores its init a fresh one (tensor.empty), so an scf
+# loop that updated its tensor in place would yield a new buffer each iteration: modules whose
+# loops carry tensors are not fused.
+ELEMENTWISE_TO_LINALG = "func.func(convert-elementwise-to-linalg)"
+ELEMENTWISE_FUSION = "func.func(convert-elementwise-to-linalg,linalg-fuse-elementwise-ops)"
 
 # Tensors become memrefs with identity layout at function boundaries, so a tensor<?xf32>
 # parameter takes the same C-contiguous array a memref<?xf32> does. The deallocation
@@ -65,10 +67,15 @@ linalg (to loops), vector, complex and index down to the LLVM dialect. A returne
 keeps its identity: a view of an argument stays a view, a global stays the global."""
 
 TENSOR_PIPELINE = "builtin.module(" + ",".join(
-    TENSOR_PREPARATION_PASSES + BUFFERIZATION_PASSES + LLVM_LOWERING_PASSES) + ")"
+    (ELEMENTWISE_FUSION,) + BUFFERIZATION_PASSES + LLVM_LOWERING_PASSES) + ")"
 """The pipeline for modules with tensors: elementwise ops to linalg (fused), one-shot
 bufferization with function boundaries and buffer deallocation, then DEFAULT_PIPELINE's
 passes. `lower_to_llvm` picks it by itself."""
+
+TENSOR_LOOP_PIPELINE = "builtin.module(" + ",".join(
+    (ELEMENTWISE_TO_LINALG,) + BUFFERIZATION_PASSES + LLVM_LOWERING_PASSES) + ")"
+"""TENSOR_PIPELINE without elementwise fusion, for modules whose scf loops carry tensors (so
+that a loop updating its tensor in place stays in place). `lower_to_llvm` picks it by itself."""
 
 # MLIR before 23 aborts the process (an assertion in MemRefToLLVM) when these passes meet a
 # memref.load/store of i1; the lowering runs up to the first of them, looks, and stops with
@@ -166,9 +173,18 @@ def _current_context(ir):
         return None
 
 
+def _loops_carry_tensors(module) -> bool:
+    """Whether an scf loop of `module` has a tensor among its results (its iter_args)."""
+    return any(op.name in ("scf.for", "scf.while", "scf.forall") and
+               any(str(r.type).startswith("tensor<") for r in op.results) for op in _walk(module.operation))
+
+
 def default_pipeline(module) -> str:
-    """TENSOR_PIPELINE if `module` uses tensors, else DEFAULT_PIPELINE."""
-    return TENSOR_PIPELINE if uses_tensors(module) else DEFAULT_PIPELINE
+    """DEFAULT_PIPELINE for a module without tensors, else TENSOR_PIPELINE, or TENSOR_LOOP_PIPELINE
+    where scf loops carry tensors."""
+    if not uses_tensors(module):
+        return DEFAULT_PIPELINE
+    return TENSOR_LOOP_PIPELINE if _loops_carry_tensors(module) else TENSOR_PIPELINE
 
 
 def _top_level_passes(pipeline: str) -> list[str] | None:
@@ -250,8 +266,7 @@ def _run_pipeline(pipeline: str, module) -> list[str]:
 
 
 def lower_to_llvm(module, pipeline: str | None = None):
-    """Runs `pipeline` (default: TENSOR_PIPELINE if `module` uses tensors, else DEFAULT_PIPELINE)
-    on `module` in place and returns it; a failure raises LoweringError with a reproducer.
+    """Runs `pipeline` (default: `default_pipeline(module)`) on `module` in place and returns it; a failure raises LoweringError with a reproducer.
 
     `module` may also be MLIR text: it is parsed in the current Context, or outside one in a
     new Context that the returned module keeps alive. Before MLIR 23, a module that would
