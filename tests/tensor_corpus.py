@@ -99,6 +99,13 @@ func.func @f(%a: tensor<?xf16>) -> tensor<?xf16> {
   %r = math.tanh %a : tensor<?xf16>
   return %r : tensor<?xf16>
 }""", lambda rng: (normal(rng, 33, F16),), np.tanh),
+    Kernel("bf16_addf_mulf", """
+func.func @f(%a: tensor<?xbf16>, %b: tensor<?xbf16>) -> tensor<?xbf16> {
+  %s = arith.addf %a, %b : tensor<?xbf16>
+  %r = arith.mulf %s, %b : tensor<?xbf16>
+  return %r : tensor<?xbf16>
+}""", lambda rng: (_bf16(normal(rng, 16)), _bf16(normal(rng, 16))),
+        lambda a, b: _bf16(_bf16(a.astype(F32) + b.astype(F32)).astype(F32) * b.astype(F32))),
     Kernel("integers_addi_muli_maxsi", """
 func.func @f(%a: tensor<?xi32>, %b: tensor<?xi32>) -> tensor<?xi32> {
   %s = arith.addi %a, %b : tensor<?xi32>
@@ -277,6 +284,13 @@ func.func @f(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> (tensor<3x2xf32>, tensor
   %r = linalg.broadcast ins(%b : tensor<3xf32>) outs(%eb : tensor<4x3xf32>) dimensions = [0]
   return %t, %r : tensor<3x2xf32>, tensor<4x3xf32>
 }""", lambda rng: (normal(rng, (2, 3)), normal(rng, 3)), lambda a, b: (a.T, np.broadcast_to(b, (4, 3)))),
+    Kernel("linalg_elementwise_named", """
+func.func @f(%a: tensor<4x5xf32>, %b: tensor<4x5xf32>) -> tensor<4x5xf32> {
+  %e = tensor.empty() : tensor<4x5xf32>
+  %r = linalg.elementwise kind=#linalg.elementwise_kind<mul> ins(%a, %b : tensor<4x5xf32>, tensor<4x5xf32>)
+      outs(%e : tensor<4x5xf32>) -> tensor<4x5xf32>
+  return %r : tensor<4x5xf32>
+}""", lambda rng: (normal(rng, (4, 5)), normal(rng, (4, 5))), lambda a, b: a * b),
     Kernel("reduce_sum_rows", """
 func.func @f(%a: tensor<?x?xf64>) -> tensor<?xf64> {
   %c0 = arith.constant 0 : index
@@ -369,6 +383,34 @@ func.func @f(%a: tensor<?xf64>, %b: tensor<?xf64>, %flag: i32) -> tensor<?xf64> 
   }
   return %r : tensor<?xf64>
 }""", lambda rng: (normal(rng, 6, F64), normal(rng, 6, F64), -3), lambda a, b, flag: a + b if flag > 0 else a - b),
+    Kernel("scf_while_doubles", """
+func.func @f(%a: tensor<4xf32>, %n: i32) -> tensor<4xf32> {
+  %z = arith.constant 0 : i32
+  %one = arith.constant 1 : i32
+  %r:2 = scf.while (%t = %a, %i = %z) : (tensor<4xf32>, i32) -> (tensor<4xf32>, i32) {
+    %c = arith.cmpi slt, %i, %n : i32
+    scf.condition(%c) %t, %i : tensor<4xf32>, i32
+  } do {
+  ^bb0(%t: tensor<4xf32>, %i: i32):
+    %s = arith.addf %t, %t : tensor<4xf32>
+    %j = arith.addi %i, %one : i32
+    scf.yield %s, %j : tensor<4xf32>, i32
+  }
+  return %r#0 : tensor<4xf32>
+}""", lambda rng: (normal(rng, 4), 3), lambda a, n: a * 2 ** n),
+    Kernel("scf_forall_parallel_insert", """
+func.func @f(%a: tensor<8xf32>) -> tensor<8xf32> {
+  %e = tensor.empty() : tensor<8xf32>
+  %r = scf.forall (%i) in (8) shared_outs(%o = %e) -> tensor<8xf32> {
+    %c7 = arith.constant 7 : index
+    %j = arith.subi %c7, %i : index
+    %x = tensor.extract_slice %a[%j] [1] [1] : tensor<8xf32> to tensor<1xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %x into %o[%i] [1] [1] : tensor<1xf32> into tensor<8xf32>
+    }
+  }
+  return %r : tensor<8xf32>
+}""", lambda rng: (normal(rng, 8),), lambda a: a[::-1]),
     # --- several results of mixed kinds -------------------------------------------------------
     Kernel("mixed_results_tensor_scalars_memref", """
 func.func @f(%a: tensor<?xf64>, %m: memref<?xi32>) -> (tensor<?xf64>, f64, index, memref<?xi32>, i32) {
@@ -398,6 +440,12 @@ func.func @f(%a: memref<?x?xf64>, %out: memref<2x3xf64, strided<[?, ?], offset: 
   return
 }""", lambda rng: (normal(rng, (5, 6), F64), np.zeros((3, 4))[:0:-1, 1:]), lambda a, out: _set(out, a[1:5:2, 2:5])),
 ]
+
+
+def _bf16(x):
+    import ml_dtypes
+
+    return np.asarray(x).astype(ml_dtypes.bfloat16)
 
 
 def _set(out, value):

@@ -4,6 +4,10 @@ needs the runner-utils libraries, and what MLIR 22 cannot lower, fails with a cl
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -127,3 +131,45 @@ def test_memref_copy_works_without_the_runner_utils():
     check_close("memrefCopy fallback", jit.f(a), a.copy())
     empty = np.zeros((0, 3), np.float32)
     assert jit.f(empty).shape == (0, 3)
+
+
+def test_link_error_names_the_runner_utils_a_symbol_needs():
+    """In a fresh process: once a JitModule loaded the runner-utils, every later one sees them."""
+    script = (f"import numpy as np\nfrom memref_runtime import JitModule\n"
+              f"jit = JitModule({PRINT_MEMREF!r}, runner_utils=False)\n"
+              "try:\n    jit.show(np.zeros(2, np.float32))\nexcept RuntimeError as e:\n    print(e)\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert "Symbols not found" in out.stdout and "printMemrefF32" in out.stdout, out.stdout + out.stderr
+    assert ("printMemrefF32 is defined by MLIR's runner-utils libraries (libmlir_c_runner_utils.so, "
+            "libmlir_runner_utils.so)") in out.stdout and "MEMREF_RUNTIME_RUNNER_UTILS" in out.stdout
+
+
+def test_shared_libs_are_checked_and_come_first(tmp_path):
+    with pytest.raises(TypeError, match=r"shared_libs: expected a list of paths, got str 'libfoo.so'; "
+                                        r"write shared_libs=\[path\]"):
+        JitModule(PRINT_MEMREF, shared_libs="libfoo.so")
+    with pytest.raises(ValueError, match=r"shared_libs: '/no/such/libfoo.so' is not a file"):
+        JitModule(PRINT_MEMREF, shared_libs=["/no/such/libfoo.so"])
+    libs = runner_utils_libraries()
+    if libs:  # given explicitly too: once, in the order given
+        jit = JitModule(PRINT_MEMREF, shared_libs=[libs[-1]])
+        assert jit.shared_libs == (libs[-1],) + libs[:-1]
+
+
+def test_runner_utils_from_the_environment(monkeypatch, tmp_path):
+    from memref_runtime.runner_utils import ENV_VAR
+
+    monkeypatch.setenv(ENV_VAR, "")
+    runner_utils_libraries.cache_clear()
+    try:
+        assert runner_utils_libraries() == ()
+        assert JitModule(PRINT_MEMREF).shared_libs == ()
+        missing = str(tmp_path / "libmlir_c_runner_utils.so")
+        monkeypatch.setenv(ENV_VAR, missing)
+        runner_utils_libraries.cache_clear()
+        with pytest.raises(ValueError, match=f"{ENV_VAR}: '{missing}' is not a file"):
+            JitModule(PRINT_MEMREF)
+    finally:
+        monkeypatch.undo()
+        runner_utils_libraries.cache_clear()

@@ -12,8 +12,10 @@ import pytest
 
 pytest.importorskip("mlir.execution_engine")
 
-from memref_runtime import (DEFAULT_PIPELINE, TENSOR_PIPELINE, JitModule, LoweringError,  # noqa: E402
-                            lower_to_llvm)
+from conftest import MIN_MLIR_FOR_I1_MEMREF, MLIR_MAJOR  # noqa: E402
+from memref_runtime import (DEFAULT_PIPELINE, TENSOR_LOOP_PIPELINE, TENSOR_PIPELINE, JitModule,  # noqa: E402
+                            LoweringError, lower_to_llvm)
+from memref_runtime.lowering import _top_level_passes  # noqa: E402
 
 pytestmark = pytest.mark.jit
 
@@ -133,3 +135,56 @@ def test_pass_failure_names_pipeline_and_writes_a_reproducer():
     run = subprocess.run(shlex.split(command), capture_output=True, text=True, timeout=60)
     assert run.returncode != 0 and "error" in run.stderr
     os.remove(error.reproducer)
+
+
+def test_loops_carrying_tensors_are_not_fused():
+    """linalg-fuse-elementwise-ops would give the loop's update a fresh init: a copy per iteration."""
+    loop = TENSORS.replace("-> tensor<?xf32> {\n  %c0", "-> tensor<?xf32> {\n  %c0")  # the same function...
+    jit = JitModule(loop + r"""
+func.func @twice(%a: tensor<?xf32>, %n: index) -> tensor<?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %a) -> tensor<?xf32> {
+    %s = arith.addf %acc, %acc : tensor<?xf32>
+    scf.yield %s : tensor<?xf32>
+  }
+  return %r : tensor<?xf32>
+}
+""")
+    assert jit.pipeline == TENSOR_LOOP_PIPELINE and "linalg-fuse-elementwise-ops" not in jit.pipeline
+    assert "convert-elementwise-to-linalg" in jit.pipeline and "linalg-fuse-elementwise-ops" in TENSOR_PIPELINE
+    np.testing.assert_array_equal(jit.twice(np.arange(4, dtype=np.float32), 3), np.arange(4) * 8)
+
+
+def test_top_level_passes_of_a_pipeline():
+    assert _top_level_passes("builtin.module(a,b{x=1,2},c(d,e),f)") == ["a", "b{x=1,2}", "c(d,e)", "f"]
+    assert _top_level_passes(" builtin.module( a , b ) ") == ["a", "b"]
+    for other in ("func.func(a)", "builtin.module(a,(b)", "builtin.module(a,,b)", "builtin.module(a))"):
+        assert _top_level_passes(other) is None, other
+
+
+I1_LOAD = r"""
+func.func @first(%m: memref<?xi1>) -> i1 {
+  %c0 = arith.constant 0 : index
+  %x = memref.load %m[%c0] : memref<?xi1>
+  return %x : i1
+}
+"""
+
+
+@pytest.mark.skipif((MLIR_MAJOR or 0) >= MIN_MLIR_FOR_I1_MEMREF, reason="i1 memrefs lower here")
+@pytest.mark.parametrize("pipeline", [None, "builtin.module(finalize-memref-to-llvm,convert-arith-to-llvm,"
+                                            "convert-func-to-llvm,reconcile-unrealized-casts)"])
+def test_i1_memref_access_is_an_error_not_an_abort_before_mlir_23(pipeline):
+    with pytest.raises(LoweringError) as info:
+        JitModule(I1_LOAD, pipeline=pipeline)
+    error = info.value
+    assert str(error).startswith("lowering to the LLVM dialect stopped\n")
+    assert error.diagnostics[0].endswith('"-":4:8): memref.load of i1') or "memref.load of i1" in error.diagnostics[0]
+    assert "MLIR before 23 aborts the whole process" in error.diagnostics[-1]
+    os.remove(error.reproducer)
+
+
+@pytest.mark.mlir_i1_memref
+def test_i1_memref_access_lowers_from_mlir_23():
+    assert JitModule(I1_LOAD).first(np.array([True, False])) is True

@@ -77,7 +77,7 @@ class _Disagreement(AssertionError):
         super().__init__("\n".join(details))
         self.details, self.drawn = details, drawn
         self.results, self.expected_results = results, expected_results
-        self.args, self.expected_args = args, expected_args
+        self.call_args, self.expected_args = args, expected_args  # not .args: BaseException owns it
 
 
 def _build(plans: list[ArgumentPlan], drawn: list) -> list:
