@@ -40,7 +40,6 @@ def engine_code(opt_level=None):
 
 
 def jit_code(jit):
-    jit.add  # noqa: B018 - the first lookup links
     return object_code(jit.engine, f"jit-{jit.opt_level}")
 
 

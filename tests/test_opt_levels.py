@@ -42,8 +42,6 @@ def object_code(engine, tmp_path, name: str) -> bytes:
 
 def jit_code(tmp_path, **options) -> tuple[int, bytes]:
     jit = JitModule(ADD, **options)
-    jit.add  # noqa: B018
-    jit._compile()
     return jit.opt_level, object_code(jit.engine, tmp_path, f"jit{options}")
 
 

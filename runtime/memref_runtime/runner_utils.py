@@ -93,11 +93,14 @@ def _libgcc_builtins() -> tuple:
     """(name, address) of the soft-float builtins the process's libgcc_s defines."""
     import ctypes.util
 
-    name = ctypes.util.find_library("gcc_s")
-    try:
-        library = ctypes.CDLL(name) if name else None
-    except OSError:
-        library = None
+    library = None
+    for name in ("libgcc_s.so.1", None):  # the soname first: find_library runs ldconfig
+        name = name or ctypes.util.find_library("gcc_s")
+        try:
+            library = ctypes.CDLL(name) if name else None
+            break
+        except OSError:
+            continue
     found = []
     for symbol in _LIBGCC_BUILTINS if library is not None else ():
         try:
