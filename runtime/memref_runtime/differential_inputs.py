@@ -208,7 +208,8 @@ def example_strategy(plans: list[ArgumentPlan], min_size: int, max_size: int):
                 value = draw(plan.strategy)
                 if isinstance(plan.spec, MemRefSpec):
                     value = np.asarray(value)
-                    drawn.append((Layout(value.shape, (), 0, value.size, True), np.ascontiguousarray(value).reshape(-1)))
+                    flat = np.ascontiguousarray(value).reshape(-1)
+                    drawn.append((Layout(value.shape, (), 0, value.size, True), flat))
                 else:
                     drawn.append(value)
                 continue

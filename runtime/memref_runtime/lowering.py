@@ -266,7 +266,8 @@ def _run_pipeline(pipeline: str, module) -> list[str]:
 
 
 def lower_to_llvm(module, pipeline: str | None = None):
-    """Runs `pipeline` (default: `default_pipeline(module)`) on `module` in place and returns it; a failure raises LoweringError with a reproducer.
+    """Runs `pipeline` (default: `default_pipeline(module)`) on `module` in place and returns it;
+    a failure raises LoweringError with a reproducer.
 
     `module` may also be MLIR text: it is parsed in the current Context, or outside one in a
     new Context that the returned module keeps alive. Before MLIR 23, a module that would

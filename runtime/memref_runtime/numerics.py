@@ -170,7 +170,7 @@ def mismatches(actual: np.ndarray, expected: np.ndarray, tol: Tolerance) -> np.n
     return ~_close(_wide(actual), _wide(expected), tol)
 
 
-def _check(label: str, actual, expected, rtol: float | None, atol: float | None) -> tuple[str | None, np.ndarray | None]:
+def _check(label: str, actual, expected, rtol, atol) -> tuple[str | None, np.ndarray | None]:
     """(the failure text or None, `actual` as compared)."""
     try:
         a, e = _operands(label, actual, expected)
