@@ -66,6 +66,7 @@ def test_i1_buffers_stop_the_lowering_with_an_error_before_mlir_23():
     text = str(info.value)
     assert "memref.store of i1" in text and "MLIR before 23 aborts the whole process" in text
     assert "arith.extui" in text and info.value.reproducer
+    os.remove(info.value.reproducer)
 
 
 LOOP_YIELDING_NEW_TENSORS = r"""
@@ -89,8 +90,9 @@ def test_loop_yielding_a_new_tensor_each_iteration():
     """Bufferized with allow-return-allocs-from-loops; deallocating the yielded buffers needs i1
     memrefs, which MLIR 22 cannot lower: there, a LoweringError says so."""
     if (MLIR_MAJOR or 0) < MIN_MLIR_FOR_I1_MEMREF:
-        with pytest.raises(LoweringError, match="memref.(load|store) of i1"):
+        with pytest.raises(LoweringError, match="memref.(load|store) of i1") as info:
             JitModule(LOOP_YIELDING_NEW_TENSORS)
+        os.remove(info.value.reproducer)
         return
     jit = JitModule(LOOP_YIELDING_NEW_TENSORS)
     check_close("loop", jit.f(np.array([2, 0, 0, 0], np.float32), 3), np.full(4, 5, np.float32))

@@ -177,14 +177,15 @@ def test_dimensions_tie_by_position_and_meet_static_sizes(kernels):
     check_against(kernels.dynamic_static, add_reference, max_examples=20)
 
 
-def test_results_and_scalars_are_compared(kernels):
+def test_results_and_scalars_are_compared(kernels, tmp_path):
     summary = check_against(kernels.scale, lambda a, s: (a * s, s + s), bounds=(-10, 10), max_examples=40)
     assert summary.examples == 40
     with pytest.raises(DifferentialError, match=r"result 1 \(f32\): 1 of 1 elements differ"):
-        check_against(kernels.scale, lambda a, s: (a * s, s * 3), bounds=(1, 10), max_examples=40)
+        check_against(kernels.scale, lambda a, s: (a * s, s * 3), bounds=(1, 10), max_examples=40,
+                      save_to=str(tmp_path))
 
 
-def test_tensor_arguments_are_contiguous_and_must_stay_unchanged(kernels):
+def test_tensor_arguments_are_contiguous_and_must_stay_unchanged(kernels, tmp_path):
     def reference(a, s):
         assert a.flags.c_contiguous
         result = (a * s, s + s)
@@ -192,7 +193,7 @@ def test_tensor_arguments_are_contiguous_and_must_stay_unchanged(kernels):
         return result
 
     with pytest.raises(DifferentialError, match=r"argument 0 \(tensor<\?x\?xf32>\) after the call"):
-        check_against(kernels.scale, reference, bounds=(1, 2), min_size=1, max_examples=10)
+        check_against(kernels.scale, reference, bounds=(1, 2), min_size=1, max_examples=10, save_to=str(tmp_path))
 
 
 def test_index_scalars_default_to_sizes(kernels):
@@ -221,11 +222,12 @@ def test_strategies_and_bounds(kernels):
     assert set(seen) == {np.float32(0.5)}
 
 
-def test_faults_in_the_function_or_reference_are_reported(kernels):
+def test_faults_in_the_function_or_reference_are_reported(kernels, tmp_path):
     with pytest.raises(DifferentialError, match="the reference raised ZeroDivisionError"):
-        check_against(kernels.scale, lambda a, s: 1 // 0, max_examples=5)
+        check_against(kernels.scale, lambda a, s: 1 // 0, max_examples=5, save_to=str(tmp_path / "a"))
     with pytest.raises(DifferentialError, match=r"the reference raised TypeError: the reference must return 2 results"):
-        check_against(kernels.scale, lambda a, s: a * s, max_examples=5)
+        check_against(kernels.scale, lambda a, s: a * s, max_examples=5, save_to=str(tmp_path / "b"))
+    assert "print(jit.call('scale', *args))" in (tmp_path / "b" / "replay.py").read_text()
 
 
 def test_bad_arguments(kernels, adds):

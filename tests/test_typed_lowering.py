@@ -159,8 +159,9 @@ def test_loops_carrying_tensors_are_not_fused():
     np.testing.assert_array_equal(jit.twice(np.arange(4, dtype=np.float32), 3), np.arange(4) * 8)
     np.testing.assert_array_equal(jit.axpy(2.0, np.ones(3, np.float32), np.ones(3, np.float32)), [3, 3, 3])
     if (MLIR_MAJOR or 0) < MIN_MLIR_FOR_I1_MEMREF:
-        with pytest.raises(LoweringError, match=r"memref\.(load|store) of i1"):
+        with pytest.raises(LoweringError, match=r"memref\.(load|store) of i1") as info:
             JitModule(LOOP_UPDATING_IN_PLACE, pipeline=TENSOR_PIPELINE)
+        os.remove(info.value.reproducer)
 
 
 def test_top_level_passes_of_a_pipeline():
