@@ -409,6 +409,15 @@ for name, (variable, parse, feature) in SUITE_SETTINGS.items():
     if feature(value):
         config.available_features.add(feature(value))
 
+# ---------------------------------------------------------------------------
+# Opt levels (numerics): `%opt_level` is the level every JitModule and every engine
+# memref_runtime.testing makes gets in this run (-D opt_level=N, else the default), for
+# checks that depend on it (lit_tests/opt_level.py: --check-prefixes=CHECK,LEVEL%opt_level).
+# ---------------------------------------------------------------------------
+config.substitutions.append(
+    ("%opt_level", config.environment.get(suite_settings.OPT_LEVEL_ENV, str(suite_settings.DEFAULT_OPT_LEVEL)))
+)
+
 config.environment["PYTHONPATH"] = os.pathsep.join(TEST_PYTHONPATH)
 if mlir_python_path:
     config.environment["MEMREF_RUNTIME_MLIR_PYTHON_PATH"] = mlir_python_path

@@ -342,8 +342,33 @@ def memory_growth(bench: Bench) -> list[Check]:
     return checks
 
 
+def differential_time(bench: Bench) -> list[Check]:
+    """check_against, 100 examples"""
+    figure = "check_against(@add, reference), 100 examples of 2-D strided views, seconds"
+    if JitModule is None:
+        return [Check(f"{figure}: {NOT_AVAILABLE}", "n/a", "n/a")]
+    import time
+
+    from memref_runtime.differential import check_against
+
+    jit = JitModule(ROOT / "mlir_inputs" / "differential_add.mlir")
+
+    def reference(a, b, out):
+        out[...] = a + b
+
+    runs = 1 if bench.quick else 3
+    times = []
+    for _ in range(runs):  # the same seed: the same 100 examples each run
+        start = time.perf_counter()
+        summary = check_against(jit.add, reference, outputs=[2], max_examples=100)
+        times.append(time.perf_counter() - start)
+        expect(summary.examples == 100, f"check_against ran {summary.examples} examples, not 100")
+    best = f"best of {runs}" if runs > 1 else "one run"
+    return [Check(f"{figure} ({best})", "n/a (upstream has none)", f"{min(times):.2f} s")]
+
+
 FIGURES = [ranked_descriptors, unranked_descriptor, pointer_to_pointer, memref_to_numpy,
-           conversion_scaling, typed_call, memory_growth]
+           conversion_scaling, typed_call, memory_growth, differential_time]
 
 TIME_HEADERS = ["figure (per call, µs)", "upstream median", "upstream best", "ours median", "ours best",
                 "ratio median", "ratio best", "target", "met?"]

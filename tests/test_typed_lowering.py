@@ -12,8 +12,10 @@ import pytest
 
 pytest.importorskip("mlir.execution_engine")
 
-from memref_runtime import (DEFAULT_PIPELINE, TENSOR_PIPELINE, JitModule, LoweringError,  # noqa: E402
-                            lower_to_llvm)
+from conftest import MIN_MLIR_FOR_I1_MEMREF, MLIR_MAJOR  # noqa: E402
+from memref_runtime import (DEFAULT_PIPELINE, TENSOR_LOOP_PIPELINE, TENSOR_PIPELINE, JitModule,  # noqa: E402
+                            LoweringError, lower_to_llvm)
+from memref_runtime.lowering import _top_level_passes  # noqa: E402
 
 pytestmark = pytest.mark.jit
 
@@ -106,38 +108,91 @@ def test_lower_to_llvm_on_text_outside_a_context_makes_one():
         assert lower_to_llvm("func.func @h() {\n return\n}\n").context is context
 
 
-LOOP_YIELDING_NEW_TENSOR = r"""
-func.func @f(%t: tensor<4xf32>, %n: index) -> tensor<4xf32> {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %t) -> tensor<4xf32> {
-    %e = tensor.empty() : tensor<4xf32>
-    %x = tensor.extract %acc[%c0] : tensor<4xf32>
-    %one = arith.constant 1.0 : f32
-    %y = arith.addf %x, %one : f32
-    %f = linalg.fill ins(%y : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
-    scf.yield %f : tensor<4xf32>
-  }
-  return %r : tensor<4xf32>
+# One-shot bufferization leaves sparse tensors to the sparsifier: the default pipeline stops there.
+SPARSE = r"""
+#CSR = #sparse_tensor.encoding<{ map = (d0, d1) -> (d0 : dense, d1 : compressed) }>
+func.func @f(%t: tensor<4x4xf32>) -> tensor<4x4xf32, #CSR> {
+  %s = sparse_tensor.convert %t : tensor<4x4xf32> to tensor<4x4xf32, #CSR>
+  return %s : tensor<4x4xf32, #CSR>
 }
 """
 
 
 def test_pass_failure_names_pipeline_and_writes_a_reproducer():
-    # Without allow-return-allocs-from-loops, one-shot bufferization rejects the loop.
     with pytest.raises(LoweringError) as info:
-        JitModule(LOOP_YIELDING_NEW_TENSOR)
+        JitModule(SPARSE)
     pipeline = TENSOR_PIPELINE
     error = info.value
     text = str(error)
     assert f"pipeline: {pipeline}" in text and error.pipeline == pipeline
     assert error.diagnostics and all(d in text for d in error.diagnostics)
-    assert "Yield operand #0 is not equivalent" in text
+    assert "sparse_tensor ops must be bufferized with the sparsifier" in text
     assert error.reproducer and os.path.exists(error.reproducer) and error.reproducer in text
     with open(error.reproducer) as f:
-        assert "scf.yield" in f.read()  # the input IR, before any pass ran
+        assert "sparse_tensor.convert" in f.read()  # the input IR, before any pass ran
     command = text.split("reproduce with: ", 1)[1].strip()
     assert "--pass-pipeline=" in command
     run = subprocess.run(shlex.split(command), capture_output=True, text=True, timeout=60)
     assert run.returncode != 0 and "error" in run.stderr
     os.remove(error.reproducer)
+
+
+LOOP_UPDATING_IN_PLACE = r"""
+func.func @twice(%a: tensor<?xf32>, %n: index) -> tensor<?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %a) -> tensor<?xf32> {
+    %s = arith.addf %acc, %acc : tensor<?xf32>
+    scf.yield %s : tensor<?xf32>
+  }
+  return %r : tensor<?xf32>
+}
+"""
+
+
+def test_loops_carrying_tensors_are_not_fused():
+    """Fused, the loop's update gets a fresh init: a new buffer each iteration, whose deallocation
+    needs i1 memrefs (MLIR 22 stops there); unfused, the update stays in place."""
+    jit = JitModule(TENSORS + LOOP_UPDATING_IN_PLACE)  # one loop is enough for the whole module
+    assert jit.pipeline == TENSOR_LOOP_PIPELINE and "linalg-fuse-elementwise-ops" not in jit.pipeline
+    assert "convert-elementwise-to-linalg" in jit.pipeline and "linalg-fuse-elementwise-ops" in TENSOR_PIPELINE
+    np.testing.assert_array_equal(jit.twice(np.arange(4, dtype=np.float32), 3), np.arange(4) * 8)
+    np.testing.assert_array_equal(jit.axpy(2.0, np.ones(3, np.float32), np.ones(3, np.float32)), [3, 3, 3])
+    if (MLIR_MAJOR or 0) < MIN_MLIR_FOR_I1_MEMREF:
+        with pytest.raises(LoweringError, match=r"memref\.(load|store) of i1") as info:
+            JitModule(LOOP_UPDATING_IN_PLACE, pipeline=TENSOR_PIPELINE)
+        os.remove(info.value.reproducer)
+
+
+def test_top_level_passes_of_a_pipeline():
+    assert _top_level_passes("builtin.module(a,b{x=1,2},c(d,e),f)") == ["a", "b{x=1,2}", "c(d,e)", "f"]
+    assert _top_level_passes(" builtin.module( a , b ) ") == ["a", "b"]
+    for other in ("func.func(a)", "builtin.module(a,(b)", "builtin.module(a,,b)", "builtin.module(a))"):
+        assert _top_level_passes(other) is None, other
+
+
+I1_LOAD = r"""
+func.func @first(%m: memref<?xi1>) -> i1 {
+  %c0 = arith.constant 0 : index
+  %x = memref.load %m[%c0] : memref<?xi1>
+  return %x : i1
+}
+"""
+
+
+@pytest.mark.skipif((MLIR_MAJOR or 0) >= MIN_MLIR_FOR_I1_MEMREF, reason="i1 memrefs lower here")
+@pytest.mark.parametrize("pipeline", [None, "builtin.module(finalize-memref-to-llvm,convert-arith-to-llvm,"
+                                            "convert-func-to-llvm,reconcile-unrealized-casts)"])
+def test_i1_memref_access_is_an_error_not_an_abort_before_mlir_23(pipeline):
+    with pytest.raises(LoweringError) as info:
+        JitModule(I1_LOAD, pipeline=pipeline)
+    error = info.value
+    assert str(error).startswith("lowering to the LLVM dialect stopped\n")
+    assert error.diagnostics[0].endswith('"-":4:8): memref.load of i1') or "memref.load of i1" in error.diagnostics[0]
+    assert "MLIR before 23 aborts the whole process" in error.diagnostics[-1]
+    os.remove(error.reproducer)
+
+
+@pytest.mark.mlir_i1_memref
+def test_i1_memref_access_lowers_from_mlir_23():
+    assert JitModule(I1_LOAD).first(np.array([True, False])) is True

@@ -16,19 +16,23 @@ import contextlib
 import ctypes
 import io
 import os
+import re
 import tempfile
 import threading
+import weakref
 from types import MappingProxyType
 
 from .bindings import bindings
 from .call_plan import build_plan, make_invoker
 from .callbacks import CallbackErrors, make_trampoline
-from .lowering import (DEFAULT_PIPELINE, TENSOR_PIPELINE, LoweringError, TranslationError,
-                       create_execution_engine, lower_to_llvm, uses_tensors)
+from .lowering import (DEFAULT_PIPELINE, TENSOR_LOOP_PIPELINE, TENSOR_PIPELINE, LoweringError,
+                       TranslationError, create_execution_engine, default_pipeline, lower_to_llvm)
+from .runner_utils import install_fallbacks, missing_runner_utils_hint, resolve_shared_libs
+from .settings import resolve_opt_level
 from .signatures import FunctionSignature, func_ops, read_signatures
 
 __all__ = ["JitModule", "JitFunction", "lower_to_llvm", "DEFAULT_PIPELINE", "TENSOR_PIPELINE",
-           "LoweringError", "TranslationError", "FunctionSignature"]
+           "TENSOR_LOOP_PIPELINE", "LoweringError", "TranslationError", "FunctionSignature"]
 
 
 def _parse(source):
@@ -125,13 +129,21 @@ class JitFunction:
 class JitModule:
     """An MLIR module, lowered and JIT-compiled, whose public functions take NumPy values."""
 
-    def __init__(self, source, *, pipeline: str | None = None, opt_level: int = 2, shared_libs=()):
+    def __init__(self, source, *, pipeline: str | None = None, opt_level: int | None = None,
+                 shared_libs=(), runner_utils: bool = True):
+        """`opt_level=None` takes the suite-wide default (settings.default_opt_level(), which
+        `lit -D opt_level=N` sets); `runner_utils` adds MLIR's runner-utils libraries, where the
+        bindings ship them, to `shared_libs`."""
+        self.opt_level = resolve_opt_level(opt_level)
+        self.shared_libs = resolve_shared_libs(shared_libs, runner_utils)
         module, self.context = _parse(source)
         _prepare(module)
         self._signatures = read_signatures(module)
-        self.pipeline = pipeline or (TENSOR_PIPELINE if uses_tensors(module) else DEFAULT_PIPELINE)
+        self.source = str(module)  # what was lowered: the MLIR a reproducer needs
+        self.pipeline = pipeline or default_pipeline(module)
         self.module = lower_to_llvm(module, self.pipeline)
-        self.engine = create_execution_engine(module, opt_level=opt_level, shared_libs=shared_libs)
+        self.engine = create_execution_engine(module, opt_level=self.opt_level, shared_libs=self.shared_libs)
+        install_fallbacks(self.engine, self.shared_libs)
         self._lock = threading.RLock()
         self._compiled = False
         self._broken: str | None = None
@@ -194,6 +206,7 @@ class JitModule:
                 hooks = (errors.before_native, errors.after_native) if self._callbacks else (None, None)
                 invoke = make_invoker(build_plan(sig, self), self._addresses[name], sig, *hooks)
                 invoke.signature = sig
+                invoke.jit_module = weakref.ref(self)  # for tools given jit.<name> (check_against)
                 self._invokers[name] = invoke
                 # jit.<name> becomes the plain function (no dispatch), unless the name is taken:
                 # a function called `engine` must not replace the ExecutionEngine (jit.call works).
@@ -218,9 +231,12 @@ class JitModule:
         if missing:
             pending = [f"@{s.name}" for s in self._signatures.values()
                        if s.declaration and s.name not in self._callbacks]
+            errors = "".join(llvm_errors)
+            symbols = re.findall(r"Symbols not found: \[([^\]]*)\]", errors)
             self._broken = (
                 "the JIT could not link the module"
-                + (f": {''.join(llvm_errors).strip()}" if any(llvm_errors) else "")
+                + (f": {errors.strip()}" if errors.strip() else "")
+                + missing_runner_utils_hint(" ".join(symbols).replace(",", " ").split(), self.shared_libs)
                 + (f"\n  declarations without a registered callback: {', '.join(pending)}" if pending else "")
                 + "\n  register callbacks with register_callback() before the first call, or pass "
                   "shared_libs= with the libraries that define these symbols")

@@ -37,14 +37,26 @@ LLVM_LOWERING_PASSES = (
     "reconcile-unrealized-casts",
 )
 
+# Before bufferization. Elementwise arith/math ops on tensors have no bufferization of their
+# own ("op was not bufferized"): they become linalg.generic ops first. Fusing those keeps the
+# intermediates of a chain (an i1 tensor from arith.cmpf feeding arith.select) out of memory,
+# which also keeps i1 buffers, which MLIR 22 cannot lower, out of ordinary code. But fusion
+# also gives a generic whose payload ignores its init a fresh one (tensor.empty), so an scf
+# loop that updated its tensor in place would yield a new buffer each iteration: modules whose
+# loops carry tensors are not fused.
+ELEMENTWISE_TO_LINALG = "func.func(convert-elementwise-to-linalg)"
+ELEMENTWISE_FUSION = "func.func(convert-elementwise-to-linalg,linalg-fuse-elementwise-ops)"
+
 # Tensors become memrefs with identity layout at function boundaries, so a tensor<?xf32>
 # parameter takes the same C-contiguous array a memref<?xf32> does. The deallocation
 # pipeline frees intermediate buffers; it also copies any returned buffer the function does
 # not own (a view of an argument, a global), which is why it runs only on modules that use
-# tensors. allow-return-allocs-from-loops stays off: deallocating such loops stores i1
-# memrefs, which LLVM 22 assertion builds abort on; the loop is refused with an error instead.
+# tensors. allow-return-allocs-from-loops lets an scf loop yield a new tensor each iteration;
+# where several such buffers meet, deallocation needs i1 memrefs, which MLIR 22 cannot lower:
+# lower_to_llvm then stops with an error instead of letting the process abort.
 BUFFERIZATION_PASSES = (
-    "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}",
+    "one-shot-bufferize{allow-return-allocs-from-loops bufferize-function-boundaries "
+    "function-boundary-type-conversion=identity-layout-map}",
     "buffer-deallocation-pipeline",
     "convert-bufferization-to-memref",
 )
@@ -54,9 +66,22 @@ DEFAULT_PIPELINE = "builtin.module(" + ",".join(LLVM_LOWERING_PASSES) + ")"
 linalg (to loops), vector, complex and index down to the LLVM dialect. A returned memref
 keeps its identity: a view of an argument stays a view, a global stays the global."""
 
-TENSOR_PIPELINE = "builtin.module(" + ",".join(BUFFERIZATION_PASSES + LLVM_LOWERING_PASSES) + ")"
-"""The pipeline for modules with tensors: one-shot bufferization with function boundaries
-and buffer deallocation, then DEFAULT_PIPELINE's passes. `lower_to_llvm` picks it by itself."""
+TENSOR_PIPELINE = "builtin.module(" + ",".join(
+    (ELEMENTWISE_FUSION,) + BUFFERIZATION_PASSES + LLVM_LOWERING_PASSES) + ")"
+"""The pipeline for modules with tensors: elementwise ops to linalg (fused), one-shot
+bufferization with function boundaries and buffer deallocation, then DEFAULT_PIPELINE's
+passes. `lower_to_llvm` picks it by itself."""
+
+TENSOR_LOOP_PIPELINE = "builtin.module(" + ",".join(
+    (ELEMENTWISE_TO_LINALG,) + BUFFERIZATION_PASSES + LLVM_LOWERING_PASSES) + ")"
+"""TENSOR_PIPELINE without elementwise fusion, for modules whose scf loops carry tensors (so
+that a loop updating its tensor in place stays in place). `lower_to_llvm` picks it by itself."""
+
+# MLIR before 23 aborts the process (an assertion in MemRefToLLVM) when these passes meet a
+# memref.load/store of i1; the lowering runs up to the first of them, looks, and stops with
+# a LoweringError if it finds one.
+MEMREF_TO_LLVM_PASSES = frozenset({"finalize-memref-to-llvm", "convert-to-llvm", "test-lower-to-llvm"})
+FIRST_MLIR_LOWERING_I1_MEMREFS = 23
 
 
 class LoweringError(RuntimeError):
@@ -148,35 +173,126 @@ def _current_context(ir):
         return None
 
 
+def _loops_carry_tensors(module) -> bool:
+    """Whether an scf loop of `module` has a tensor among its results (its iter_args)."""
+    return any(op.name in ("scf.for", "scf.while", "scf.forall") and
+               any(str(r.type).startswith("tensor<") for r in op.results) for op in _walk(module.operation))
+
+
+def default_pipeline(module) -> str:
+    """DEFAULT_PIPELINE for a module without tensors, else TENSOR_PIPELINE, or TENSOR_LOOP_PIPELINE
+    where scf loops carry tensors."""
+    if not uses_tensors(module):
+        return DEFAULT_PIPELINE
+    return TENSOR_LOOP_PIPELINE if _loops_carry_tensors(module) else TENSOR_PIPELINE
+
+
+def _top_level_passes(pipeline: str) -> list[str] | None:
+    """The passes of `builtin.module(a,b{x=1,2},c(d))` as written (`a`, `b{x=1,2}`, `c(d)`), or
+    None for a pipeline of another shape."""
+    text = pipeline.strip()
+    head, tail = "builtin.module(", ")"
+    if not (text.startswith(head) and text.endswith(tail)):
+        return None
+    passes, depth, current = [], 0, []
+    for ch in text[len(head):-len(tail)]:
+        depth += (ch in "({") - (ch in ")}")
+        if depth < 0:
+            return None
+        if ch == "," and depth == 0:
+            passes.append("".join(current).strip())
+            current = []
+        else:
+            current.append(ch)
+    passes.append("".join(current).strip())
+    return None if depth or not all(passes) else passes
+
+
+def _split_before_memref_lowering(pipeline: str) -> tuple[str, str] | None:
+    """`pipeline` as (the passes before its memref-to-LLVM pass, the rest) where that pass would
+    abort on an i1 memref access (MLIR < 23), else None."""
+    from .bindings import mlir_major_version
+
+    major = mlir_major_version()
+    passes = _top_level_passes(pipeline)
+    if (major is not None and major >= FIRST_MLIR_LOWERING_I1_MEMREFS) or not passes:
+        return None
+    names = [p.split("{", 1)[0].split("(", 1)[0].strip() for p in passes]
+    cut = next((i for i, n in enumerate(names) if n in MEMREF_TO_LLVM_PASSES), None)
+    if cut is None:
+        return None
+    return ",".join(passes[:cut]), ",".join(passes[cut:])
+
+
+def _i1_memref_accesses(module) -> list[str]:
+    """`location: op` of the memref.load/store ops of i1 in `module`, once per location and
+    op, the first five (and how many more)."""
+    found = list(dict.fromkeys(
+        f"{op.location}: {op.name} of i1" for op in _walk(module.operation)
+        if op.name == "memref.load" and str(op.results[0].type) == "i1"
+        or op.name == "memref.store" and str(op.operands[0].type) == "i1"))
+    return found[:5] + ([f"... and {len(found) - 5} more"] if len(found) > 5 else [])
+
+
+def _lowering_error(pipeline: str, before: str, details: list[str], headline: str) -> LoweringError:
+    reproducer = _write_reproducer(before)
+    command = f"{shlex.quote(mlir_opt_path())} --pass-pipeline={shlex.quote(pipeline)} " + (
+        shlex.quote(reproducer) if reproducer else "<input.mlir>")
+    return LoweringError(
+        f"{headline}\n"
+        f"  pipeline: {pipeline}\n"
+        + "".join(f"  error: {d}\n" for d in details)
+        + (f"  reproducer (the input IR): {reproducer}\n" if reproducer else "")
+        + f"  reproduce with: {command}",
+        pipeline, details, reproducer)
+
+
+def _run_pipeline(pipeline: str, module) -> list[str]:
+    """Runs `pipeline` on `module`; returns the i1 memref accesses that stopped it short of its
+    memref-to-LLVM pass (MLIR < 23), else []."""
+    passmanager = bindings().passmanager
+    pm = passmanager.PassManager.parse(pipeline, context=module.context)  # its errors, as written
+    split = _split_before_memref_lowering(pipeline)
+    if split is None:
+        pm.run(module.operation)
+        return []
+    before, rest = split
+    if before:
+        passmanager.PassManager.parse(f"builtin.module({before})", context=module.context).run(module.operation)
+    accesses = _i1_memref_accesses(module)
+    if not accesses:
+        passmanager.PassManager.parse(f"builtin.module({rest})", context=module.context).run(module.operation)
+    return accesses
+
+
 def lower_to_llvm(module, pipeline: str | None = None):
-    """Runs `pipeline` (default: TENSOR_PIPELINE if `module` uses tensors, else DEFAULT_PIPELINE)
-    on `module` in place and returns it; a failure raises LoweringError with a reproducer.
+    """Runs `pipeline` (default: `default_pipeline(module)`) on `module` in place and returns it;
+    a failure raises LoweringError with a reproducer.
 
     `module` may also be MLIR text: it is parsed in the current Context, or outside one in a
-    new Context that the returned module keeps alive."""
-    ir, passmanager = bindings().ir, bindings().passmanager
+    new Context that the returned module keeps alive. Before MLIR 23, a module that would
+    need a memref.load/store of i1 lowered (which aborts the process there) raises a
+    LoweringError naming those ops instead."""
+    ir = bindings().ir
     if isinstance(module, str):
         module = ir.Module.parse(module, context=_current_context(ir) or ir.Context())
     if pipeline is None:
-        pipeline = TENSOR_PIPELINE if uses_tensors(module) else DEFAULT_PIPELINE
+        pipeline = default_pipeline(module)
     context = module.context
     before = str(module)
     with captured_diagnostics(context) as errors:
         try:
-            pm = passmanager.PassManager.parse(pipeline, context=context)
-            pm.run(module.operation)
+            i1_accesses = _run_pipeline(pipeline, module)
         except Exception as e:  # noqa: BLE001 - MLIRError or ValueError, both reported alike
-            reproducer = _write_reproducer(before)
-            details = errors or [str(e)]
-            command = f"{shlex.quote(mlir_opt_path())} --pass-pipeline={shlex.quote(pipeline)} " + (
-                shlex.quote(reproducer) if reproducer else "<input.mlir>")
-            raise LoweringError(
-                "lowering to the LLVM dialect failed\n"
-                f"  pipeline: {pipeline}\n"
-                + "".join(f"  error: {d}\n" for d in details)
-                + (f"  reproducer (the input IR): {reproducer}\n" if reproducer else "")
-                + f"  reproduce with: {command}",
-                pipeline, details, reproducer) from e
+            raise _lowering_error(pipeline, before, errors or [str(e)],
+                                  "lowering to the LLVM dialect failed") from e
+    if i1_accesses:
+        raise _lowering_error(pipeline, before, i1_accesses + [
+            "MLIR before 23 aborts the whole process when lowering a memref.load/store of i1 (an "
+            "assertion in MemRefToLLVM), so the lowering stopped before it. Such accesses come from "
+            "i1 (bool) memrefs or tensors read or written element by element, and from deallocating "
+            "several buffers that an scf loop yields. Keep i1 values out of memory (arith.extui to "
+            "i8), or use MLIR >= 23 (torch-mlir, for one)"], "lowering to the LLVM dialect stopped")
     return module
 
 

@@ -44,6 +44,16 @@ def default_opt_level() -> int:
     return DEFAULT_OPT_LEVEL if text in (None, "") else parse_opt_level(text)
 
 
+def resolve_opt_level(opt_level) -> int:
+    """`opt_level` (0-3), or the default for None; ValueError for anything else."""
+    if opt_level is None:
+        return default_opt_level()
+    if isinstance(opt_level, bool) or opt_level not in OPT_LEVELS:
+        raise ValueError(f"opt_level: expected 0, 1, 2, 3 or None (the default, {default_opt_level()} "
+                         f"here), got {opt_level!r}")
+    return int(opt_level)
+
+
 def default_runtime_verification() -> bool:
     """Whether lowerings add MLIR's runtime verification when not told (`lit -D runtime_verification=1`)."""
     return parse_flag(os.environ.get(RUNTIME_VERIFICATION_ENV, ""), RUNTIME_VERIFICATION_ENV)

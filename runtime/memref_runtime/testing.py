@@ -17,9 +17,11 @@ import sys
 
 from .lowering import lower_to_llvm
 from .np_to_memref import get_ranked_memref_descriptor, get_unranked_memref_descriptor
+from .numerics import check_close
+from .settings import resolve_opt_level
 
-__all__ = ["log", "run", "lower", "memref_arg", "unranked_arg", "mlir_inputs", "parse_input",
-           "flush_c_stdout"]
+__all__ = ["log", "run", "lower", "execution_engine", "check_close", "memref_arg", "unranked_arg",
+           "mlir_inputs", "parse_input", "flush_c_stdout"]
 
 
 def log(*args) -> None:
@@ -42,6 +44,19 @@ def lower(module, pipeline: str | None = None):
     """Lowers `module` to the LLVM dialect in place and returns it (`lower_to_llvm`'s pipeline
     unless `pipeline` is given)."""
     return lower_to_llvm(module, pipeline)
+
+
+def execution_engine(module, *, opt_level: int | None = None, shared_libs=(), runner_utils: bool = True):
+    """An ExecutionEngine for lowered `module` at `opt_level` (default: the suite's,
+    `lit -D opt_level=N`), with MLIR's runner-utils libraries (where the bindings ship them)
+    after `shared_libs`; upstream's `ExecutionEngine(module)` always gets opt level 2."""
+    from .lowering import create_execution_engine
+    from .runner_utils import install_fallbacks, resolve_shared_libs
+
+    libs = resolve_shared_libs(shared_libs, runner_utils)
+    engine = create_execution_engine(module, opt_level=resolve_opt_level(opt_level), shared_libs=libs)
+    install_fallbacks(engine, libs)
+    return engine
 
 
 def memref_arg(array):
