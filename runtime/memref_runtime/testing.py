@@ -15,11 +15,16 @@ import gc
 import os
 import sys
 
+from . import callback_exceptions
 from .lowering import lower_to_llvm
 from .np_to_memref import get_ranked_memref_descriptor, get_unranked_memref_descriptor
 
 __all__ = ["log", "run", "lower", "memref_arg", "unranked_arg", "mlir_inputs", "parse_input",
-           "flush_c_stdout"]
+           "flush_c_stdout", "CallbackException"]
+
+CallbackException = callback_exceptions.CallbackException
+# An exception raised in a ctypes callback (which ctypes prints and drops) fails the case.
+_callback_errors = callback_exceptions.install()
 
 
 def log(*args) -> None:
@@ -28,12 +33,16 @@ def log(*args) -> None:
 
 
 def run(f):
-    """Runs test case `f` under a `TEST: <name>` label; afterwards no MLIR Context may be alive."""
+    """Runs test case `f` under a `TEST: <name>` label; afterwards no MLIR Context may be alive.
+
+    Raises CallbackException at the end of the case if a ctypes callback raised during it
+    (ctypes prints the traceback and hands the native code a zero instead)."""
     from mlir.ir import Context
 
     log("\nTEST:", f.__name__)
     f()
     gc.collect()
+    callback_exceptions.raise_pending(_callback_errors, f"TEST: {f.__name__}")
     assert Context._get_live_count() == 0
     return f
 
