@@ -25,10 +25,12 @@ from .call_plan import build_plan, make_invoker
 from .callbacks import CallbackErrors, make_trampoline
 from .lowering import (DEFAULT_PIPELINE, TENSOR_PIPELINE, LoweringError, TranslationError,
                        create_execution_engine, lower_to_llvm, uses_tensors)
+from .settings import default_runtime_verification
 from .signatures import FunctionSignature, func_ops, read_signatures
+from .verification import Guard, RuntimeVerificationError, routes_asserts
 
 __all__ = ["JitModule", "JitFunction", "lower_to_llvm", "DEFAULT_PIPELINE", "TENSOR_PIPELINE",
-           "LoweringError", "TranslationError", "FunctionSignature"]
+           "LoweringError", "TranslationError", "FunctionSignature", "RuntimeVerificationError"]
 
 
 def _parse(source):
@@ -125,12 +127,19 @@ class JitFunction:
 class JitModule:
     """An MLIR module, lowered and JIT-compiled, whose public functions take NumPy values."""
 
-    def __init__(self, source, *, pipeline: str | None = None, opt_level: int = 2, shared_libs=()):
+    def __init__(self, source, *, pipeline: str | None = None, opt_level: int = 2, shared_libs=(),
+                 runtime_verification: bool | None = None):
         module, self.context = _parse(source)
         _prepare(module)
         self._signatures = read_signatures(module)
         self.pipeline = pipeline or (TENSOR_PIPELINE if uses_tensors(module) else DEFAULT_PIPELINE)
-        self.module = lower_to_llvm(module, self.pipeline)
+        # MLIR's runtime checks (default: lit -D runtime_verification=1); a failed check, or any
+        # failed cf.assert, makes the call raise RuntimeVerificationError (verification.py).
+        self.runtime_verification = (default_runtime_verification() if runtime_verification is None
+                                     else bool(runtime_verification))
+        self.module = lower_to_llvm(module, self.pipeline, runtime_verification=self.runtime_verification)
+        self._asserts = routes_asserts(self.module)
+        self._guard: Guard | None = None  # set on the first call when the module has asserts
         self.engine = create_execution_engine(module, opt_level=opt_level, shared_libs=shared_libs)
         self._lock = threading.RLock()
         self._compiled = False
@@ -192,7 +201,9 @@ class JitModule:
                 self._compile()
                 errors = self._callback_errors
                 hooks = (errors.before_native, errors.after_native) if self._callbacks else (None, None)
-                invoke = make_invoker(build_plan(sig, self), self._addresses[name], sig, *hooks)
+                address = self._addresses[name]
+                native = self._guard.caller(address, name) if self._guard else None
+                invoke = make_invoker(build_plan(sig, self), address, sig, *hooks, native=native)
                 invoke.signature = sig
                 self._invokers[name] = invoke
                 # jit.<name> becomes the plain function (no dispatch), unless the name is taken:
@@ -215,6 +226,8 @@ class JitModule:
             for name in self.functions:
                 self._addresses[name] = self.engine.raw_lookup("_mlir_ciface_" + name)
         missing = [n for n, a in self._addresses.items() if not a]
+        if not missing and self._asserts:
+            self._guard = Guard(self.engine)
         if missing:
             pending = [f"@{s.name}" for s in self._signatures.values()
                        if s.declaration and s.name not in self._callbacks]
@@ -250,7 +263,9 @@ class JitModule:
                 raise RuntimeError(
                     f"register_callback({name!r}): the module was compiled by a first call already and "
                     "the JIT resolves symbols only once; register every callback before the first call")
-            cfunc, symbol = make_trampoline(sig, fn, self._callback_errors.record)
+            # Under the guard, Python runs with the thread's jump buffer cleared (verification.py).
+            called = Guard.outside(fn) if self._asserts else fn
+            cfunc, symbol = make_trampoline(sig, called, self._callback_errors.record)
             self.engine.raw_register_runtime(symbol, ctypes.cast(cfunc, ctypes.c_void_p))
             self._callbacks[name] = (fn, cfunc)
         return fn

@@ -11,7 +11,9 @@ import os
 import shlex
 import tempfile
 
+from . import verification
 from .bindings import bindings, opt_tool
+from .settings import default_runtime_verification
 
 # Everything after bufferization: the dialects the issue lists, down to the LLVM dialect.
 # expand-strided-metadata turns subviews and reinterpret_casts into descriptor arithmetic
@@ -148,17 +150,23 @@ def _current_context(ir):
         return None
 
 
-def lower_to_llvm(module, pipeline: str | None = None):
+def lower_to_llvm(module, pipeline: str | None = None, *, runtime_verification: bool | None = None):
     """Runs `pipeline` (default: TENSOR_PIPELINE if `module` uses tensors, else DEFAULT_PIPELINE)
     on `module` in place and returns it; a failure raises LoweringError with a reproducer.
 
     `module` may also be MLIR text: it is parsed in the current Context, or outside one in a
-    new Context that the returned module keeps alive."""
+    new Context that the returned module keeps alive. `runtime_verification` (default: `lit -D
+    runtime_verification=1`, else off) adds MLIR's runtime checks (verification.py); a failed
+    check, or any failed cf.assert, writes its message to stderr unbuffered before abort()."""
     ir, passmanager = bindings().ir, bindings().passmanager
     if isinstance(module, str):
         module = ir.Module.parse(module, context=_current_context(ir) or ir.Context())
     if pipeline is None:
         pipeline = TENSOR_PIPELINE if uses_tensors(module) else DEFAULT_PIPELINE
+    if runtime_verification is None:
+        runtime_verification = default_runtime_verification()
+    if runtime_verification:
+        pipeline = verification.with_runtime_verification(pipeline)
     context = module.context
     before = str(module)
     with captured_diagnostics(context) as errors:
@@ -177,6 +185,7 @@ def lower_to_llvm(module, pipeline: str | None = None):
                 + (f"  reproducer (the input IR): {reproducer}\n" if reproducer else "")
                 + f"  reproduce with: {command}",
                 pipeline, details, reproducer) from e
+    verification.route_assert_failures(module)
     return module
 
 

@@ -47,10 +47,11 @@ def run(f):
     return f
 
 
-def lower(module, pipeline: str | None = None):
+def lower(module, pipeline: str | None = None, *, runtime_verification: bool | None = None):
     """Lowers `module` to the LLVM dialect in place and returns it (`lower_to_llvm`'s pipeline
-    unless `pipeline` is given)."""
-    return lower_to_llvm(module, pipeline)
+    unless `pipeline` is given; runtime verification as `lit -D runtime_verification=1` says
+    unless given)."""
+    return lower_to_llvm(module, pipeline, runtime_verification=runtime_verification)
 
 
 def memref_arg(array):
