@@ -271,7 +271,8 @@ def run_script(tmp_path, code: str, report: bool, merged: bool, name="script.py"
     script = tmp_path / name
     script.write_text(code)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(SITE), str(RUNTIME)]))
-    env.pop("MEMREF_RUNTIME_REPORT", None)
+    for name in ("MEMREF_RUNTIME_REPORT", "PYTHONUNBUFFERED"):  # buffered, as under lit
+        env.pop(name, None)
     if report:
         (tmp_path / "report").mkdir(exist_ok=True)
         env["MEMREF_RUNTIME_REPORT"] = str(tmp_path / "report")
