@@ -354,15 +354,16 @@ def _load(name):
     return module
 
 
-@pytest.mark.parametrize("argv, copied", [
-    (["/x/lit_tests/case.py"], True),
-    (["-m"], True),  # orig_argv decides: pytest's own is not a tool
-    (["-c", "import x"], False),  # lit.cfg.py's `not`/`count` stand-ins
-    (["/venv/bin/filecheck", "case.py"], False),
-    ([], False),
+@pytest.mark.parametrize("argv, orig_argv, copied", [
+    (["/x/lit_tests/case.py"], ["python", "/x/lit_tests/case.py"], True),
+    (["-m"], ["python", "-X", "dev", "-m", "my_tests.case", "-v"], True),
+    (["-m"], ["python", "-m", "filecheck", "case.py"], False),
+    (["-c", "import x"], ["python", "-c", "import x"], False),  # lit.cfg.py's `not`/`count` stand-ins
+    (["/venv/bin/filecheck", "case.py"], ["python", "/venv/bin/filecheck", "case.py"], False),
+    ([], ["python"], False),
 ])
-def test_which_processes_are_tests(argv, copied):
-    assert _load("process_report").is_test_process(argv) is copied
+def test_which_processes_are_tests(argv, orig_argv, copied):
+    assert _load("process_report").is_test_process(argv, orig_argv) is copied
 
 
 CRASH_DUMP = b"""

@@ -123,14 +123,14 @@ def install_crash_handlers() -> None:
 
 # --- the copy of fds 1 and 2 -------------------------------------------------------------------
 
-def is_test_process(argv: list[str]) -> bool:
+def is_test_process(argv: list[str], orig_argv: list[str] = ()) -> bool:
     """A script or `-m` module run by a RUN line, not `-c` code (lit.cfg.py's stand-ins for
-    `not`/`count`) nor a Python tool (filecheck) whose output lit shows itself."""
+    `not`/`count`) nor a Python tool (filecheck) whose output lit shows itself. `argv` is
+    `sys.argv` at start-up (`-m` for a module, whose name only `sys.orig_argv` has)."""
     if not argv or argv[0] in ("", "-c", "-"):
         return False
     if argv[0] == "-m":
-        name = (getattr(sys, "orig_argv", None) or [""])
-        name = name[name.index("-m") + 1] if "-m" in name[:-1] else ""
+        name = orig_argv[orig_argv.index("-m") + 1] if "-m" in orig_argv[:-1] else ""
     else:
         name = os.path.splitext(os.path.basename(argv[0]))[0]
     return name.split(".")[0] not in TOOLS
@@ -192,7 +192,8 @@ def _copy(sources: dict, report: int, child: int) -> int:
                 poller.unregister(fd)
                 open_pipes.discard(fd)
                 continue
-            os.write(report, data)
+            if report is not None and not _write_all(report, data):
+                report = None  # a full disk loses the report, never the test's output
             sources[fd] = [d for d in sources[fd] if _write_all(d, data)]
         if status is None:
             pid, status = os.waitpid(child, os.WNOHANG)
@@ -286,6 +287,8 @@ def copy_output_to_report(folder: str) -> None:
     try:
         status = _copy(sources, report, child)
     except BaseException:  # noqa: BLE001 - never lose the child's status to a copier bug
+        for read_end in sources:  # nor leave it blocked on a pipe nobody reads
+            os.close(read_end)
         status = os.waitpid(child, 0)[1]
     record.update(pid=child, end=time.time(), **_describe(status))
     try:
@@ -318,7 +321,7 @@ def setup_process() -> None:
     folder = os.environ.get(REPORT_ENV)
     if not folder or not os.path.isdir(folder):
         return
-    if is_test_process(sys.argv):
+    if is_test_process(sys.argv, getattr(sys, "orig_argv", [])):
         copy_output_to_report(folder)  # the copier never returns from here
     install_crash_handlers()
     _sibling("callback_exceptions").install(exit_nonzero=True)
