@@ -391,3 +391,24 @@ Extension modules: numpy (total: 1)
 ])
 def test_the_case_a_process_ended_in(output, case):
     assert _load("lit_report").last_case(output) == case
+
+
+@pytest.mark.skipif(LIT is None, reason="lit_report.py imports lit")
+def test_a_missing_native_handler_is_a_note_in_the_report_not_output(tmp_path):
+    """Bindings whose LLVM does not export the handler: the test's output stays as it was."""
+    code = """
+import ctypes, sys
+process_report = sys.modules["_memref_runtime_process_report"]
+native = process_report._sibling("native_stack")
+native._SYMBOL = "no_such_symbol"
+process_report._install_native_stack()
+print("output as usual", flush=True)
+ctypes.string_at(0)
+"""
+    status, out, _ = run_script(tmp_path, code, report=True, merged=True)
+    assert status == -signal.SIGSEGV
+    assert out.startswith(b"output as usual\nFatal Python error: Segmentation fault")
+    assert not re.search(rb"^ *#0 0x", out, re.M)
+    text = _load("lit_report").format_report(str(tmp_path / "report"))
+    assert "# killed by SIGSEGV (Segmentation fault)\n# note: native stack unavailable: no loaded library " \
+           "exports llvm::sys::PrintStackTraceOnErrorSignal (no_such_symbol)\n" in text

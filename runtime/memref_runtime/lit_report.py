@@ -104,6 +104,11 @@ def processes(folder: str) -> list[dict]:
         except OSError:
             record["output"] = b""
         record["path"] = base + ".out"
+        try:  # what the test process (the copier's child) noted about itself
+            with open(os.path.join(folder, f"{record.get('pid')}.notes")) as f:
+                record["notes"] = f.read().splitlines()
+        except OSError:
+            record["notes"] = []
         found.append(record)
     return sorted(found, key=lambda r: r.get("start", 0))
 
@@ -175,6 +180,7 @@ def format_report(folder: str) -> str:
         if case is not None:
             summary += f" during `TEST: {case}`" if failed(record) else f"; last case `TEST: {case}`"
         parts.append(summary)
+        parts += [f"# note: {line}" for line in record["notes"]]
         if failed(record):
             output = record["output"].decode(errors="replace")
             parts.append("# everything it printed, stdout and stderr in the order they came:\n"

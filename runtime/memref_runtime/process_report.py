@@ -5,7 +5,8 @@ Output/; `_site/sitecustomize.py` calls `setup_process()` in every Python proces
 When that variable is set it
 
 - installs the crash handlers: faulthandler (the Python stack of every thread) and, once the MLIR
-  bindings are loaded, LLVM's (the native stack, native_stack.py), both on stderr;
+  bindings are loaded, LLVM's (the native stack, native_stack.py), both on stderr (or, when no
+  loaded library has LLVM's, a note "native stack unavailable: ..." in `<folder>/<pid>.notes`);
 - makes exceptions raised in ctypes callbacks end the process with status 1
   (callback_exceptions.py);
 - in a test process (a script or `-m` module, not a tool such as the Python filecheck), copies
@@ -71,7 +72,17 @@ def _install_native_stack() -> None:
         finally:
             _enable_faulthandler()
     except Exception as e:  # noqa: BLE001 - a report without the native stack beats no test
-        sys.stderr.write(f"memref-runtime: native stack unavailable: {e}\n")
+        note(f"native stack unavailable: {e}")
+
+
+def note(text: str) -> None:
+    """Adds a line to this process's part of the failure report (never to its output, which
+    FileCheck may be reading)."""
+    try:
+        with open(os.path.join(os.environ[REPORT_ENV], f"{os.getpid()}.notes"), "a") as f:
+            f.write(text + "\n")
+    except (KeyError, OSError):
+        pass
 
 
 # Plain classes, not importlib.abc's: importing that costs ~14 ms in every test process.
