@@ -83,6 +83,15 @@ lit_format = load_runtime_module("lit_format")
 config.test_format = lit_format.MemrefRuntimeShTest()
 
 
+# ---------------------------------------------------------------------------
+# Failure report (diagnostics): a failed test's `lit -v` output ends with what its Python
+# processes printed and how they ended: exit status or signal, the `TEST:` case, the Python
+# and native stacks of a crash (runtime/memref_runtime/lit_report.py, process_report.py).
+# ---------------------------------------------------------------------------
+
+load_runtime_module("lit_report").install(config.test_format, lit_format.Before)
+
+
 config.name = "memref-runtime"
 config.suffixes = [".py", ".mlir"]
 config.test_source_root = repo_root

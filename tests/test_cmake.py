@@ -95,3 +95,59 @@ def test_the_bindings_of_a_build_tree(source, build_tree, tmp_path):
     passing = check(tmp_path / "build", "harness_mlir_provider")
     assert passing.returncode == 0, passing.stdout + passing.stderr
     assert re.search(r"Passed *: 1 ", passing.stdout), passing.stdout
+
+
+# --- no lit ---------------------------------------------------------------------------------
+
+# A PATH with the system's tools (make for CMake's generator) and no lit.
+BARE_PATH = os.pathsep.join(d for d in ("/usr/bin", "/bin") if os.path.isdir(d))
+DEBIAN_LIT = MLIR_DIR.parent.parent.parent / "bin" / "lit"  # llvm-XX-tools' own lit script
+
+
+@pytest.fixture
+def python_without_lit(tmp_path) -> Path:
+    """This interpreter, linked into a folder of its own: no lit next to it."""
+    if shutil.which("lit", path=BARE_PATH) or shutil.which("llvm-lit", path=BARE_PATH):
+        pytest.skip(f"lit is installed in {BARE_PATH}")
+    folder = tmp_path / "bare-python"
+    folder.mkdir()
+    (folder / "python3").symlink_to(sys.executable)
+    return folder / "python3"
+
+
+def configure_without_lit(src: Path, build: Path, python: Path, *flags: str) -> subprocess.CompletedProcess:
+    return subprocess.run([CMAKE, "-S", str(src), "-B", str(build), f"-DPython3_EXECUTABLE={python}", *flags],
+                          capture_output=True, text=True, timeout=300, env=dict(os.environ, PATH=BARE_PATH))
+
+
+def words(text: str) -> str:
+    """`text` with CMake's line wrapping undone."""
+    return " ".join(text.split())
+
+
+def test_configure_without_lit_stops_and_says_how_to_install_it(source, tmp_path, python_without_lit):
+    out = configure_without_lit(source, tmp_path / "build", python_without_lit, "-DMEMREF_RUNTIME_USE_MLIR=OFF")
+    assert out.returncode != 0
+    message = words(out.stderr)
+    assert "memref-runtime: no lit to run the suite with." in message, out.stderr
+    assert f"next to {python_without_lit} ({python_without_lit.parent}) and on PATH" in message
+    assert f'"{python_without_lit}" -m pip install lit' in message
+    assert not (tmp_path / "build" / "lit.site.cfg.py").exists()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_missing_llvm_external_lit_stops_configure(source, tmp_path, python_without_lit, mode):
+    flags = [f"-DMLIR_DIR={MLIR_DIR}"] if mode == "mlir" else ["-DMEMREF_RUNTIME_USE_MLIR=OFF"]
+    out = configure_without_lit(source, tmp_path / "build", python_without_lit,
+                                "-DLLVM_EXTERNAL_LIT=/nowhere/llvm-lit", *flags)
+    assert out.returncode != 0
+    assert "memref-runtime: LLVM_EXTERNAL_LIT is /nowhere/llvm-lit, which does not exist." in words(out.stderr)
+
+
+@pytest.mark.skipif(not (MLIR_DIR / "MLIRConfig.cmake").is_file() or not DEBIAN_LIT.is_file(),
+                    reason=f"no LLVM install with its own lit at {DEBIAN_LIT}")
+def test_an_llvm_install_without_llvm_lit_lends_its_own_lit(source, tmp_path, python_without_lit):
+    """Debian ships bin/lit but not the bin/llvm-lit LLVMConfig names: with no other lit, that one."""
+    out = configure_without_lit(source, tmp_path / "build", python_without_lit, f"-DMLIR_DIR={MLIR_DIR}")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert f"lit is {DEBIAN_LIT}" in out.stdout

@@ -14,7 +14,8 @@ __all__ = [n for n in _upstream_names if n not in ("np", "ctypes", "ml_dtypes")]
 # The typed-call layer needs the MLIR bindings; import it on first use so that the
 # conversion functions above stay importable without them.
 _JIT_NAMES = ("JitModule", "JitFunction", "lower_to_llvm", "DEFAULT_PIPELINE", "TENSOR_PIPELINE",
-              "TENSOR_LOOP_PIPELINE", "LoweringError", "TranslationError", "FunctionSignature")
+              "TENSOR_LOOP_PIPELINE", "LoweringError", "TranslationError", "FunctionSignature",
+              "RuntimeVerificationError")
 __all__ += list(_JIT_NAMES)
 
 

@@ -511,15 +511,17 @@ def build_plan(sig: FunctionSignature, engine_owner) -> CallPlan:
 
 
 def make_invoker(plan: CallPlan, address: int, signature: FunctionSignature,
-                 before_native=None, after_native=None):
+                 before_native=None, after_native=None, *, native=None):
     """A function taking the Python arguments, calling the packed wrapper at `address`.
 
     `before_native()` and `after_native(its result)` surround the native call when the
     module has callbacks: they collect exceptions raised inside them and re-raise them.
+    `native(frame)`, if given, makes the call instead (runtime verification's guard, which
+    raises when the call stopped at a failed check: no results are read then).
     The function's `bind(*args)` packs the arguments once for repeated calls.
     """
     nargs, frame_type, consts, fast, check, pack_into, finish = plan
-    native = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
+    native = native or ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
     name = signature.name
 
     def pack(args):
@@ -545,7 +547,15 @@ def make_invoker(plan: CallPlan, address: int, signature: FunctionSignature,
             native(frame)
             return finish(frame, args)
         saved = before_native()
-        native(frame)
+        try:
+            native(frame)
+        except BaseException as stopped:  # the call ended early: a callback's error comes first
+            try:
+                after_native(saved)
+            except BaseException as error:
+                add_note(error, f"then {name}() stopped: {stopped}")
+                raise error from None
+            raise
         try:
             after_native(saved)  # raises a callback's exception instead of returning results
         except BaseException as error:

@@ -28,11 +28,13 @@ from .callbacks import CallbackErrors, make_trampoline
 from .lowering import (DEFAULT_PIPELINE, TENSOR_LOOP_PIPELINE, TENSOR_PIPELINE, LoweringError,
                        TranslationError, create_execution_engine, default_pipeline, lower_to_llvm)
 from .runner_utils import install_fallbacks, missing_runner_utils_hint, resolve_shared_libs
-from .settings import resolve_opt_level
+from .settings import default_runtime_verification, resolve_opt_level
 from .signatures import FunctionSignature, func_ops, read_signatures
+from .verification import Guard, RuntimeVerificationError, routes_asserts
 
 __all__ = ["JitModule", "JitFunction", "lower_to_llvm", "DEFAULT_PIPELINE", "TENSOR_PIPELINE",
-           "TENSOR_LOOP_PIPELINE", "LoweringError", "TranslationError", "FunctionSignature"]
+           "TENSOR_LOOP_PIPELINE", "LoweringError", "TranslationError", "FunctionSignature",
+           "RuntimeVerificationError"]
 
 
 def _parse(source):
@@ -130,18 +132,25 @@ class JitModule:
     """An MLIR module, lowered and JIT-compiled, whose public functions take NumPy values."""
 
     def __init__(self, source, *, pipeline: str | None = None, opt_level: int | None = None,
-                 shared_libs=(), runner_utils: bool = True):
+                 shared_libs=(), runner_utils: bool = True, runtime_verification: bool | None = None):
         """`opt_level=None` takes the suite-wide default (settings.default_opt_level(), which
         `lit -D opt_level=N` sets); `runner_utils` adds MLIR's runner-utils libraries, where the
-        bindings ship them, to `shared_libs`."""
+        bindings ship them, to `shared_libs`; `runtime_verification=None` takes the suite-wide
+        default too (`lit -D runtime_verification=1`)."""
         self.opt_level = resolve_opt_level(opt_level)
         self.shared_libs = resolve_shared_libs(shared_libs, runner_utils)
+        # MLIR's runtime checks; a failed check, or any failed cf.assert, makes the call raise
+        # RuntimeVerificationError (verification.py).
+        self.runtime_verification = (default_runtime_verification() if runtime_verification is None
+                                     else bool(runtime_verification))
         module, self.context = _parse(source)
         _prepare(module)
         self._signatures = read_signatures(module)
         self.source = str(module)  # what was lowered: the MLIR a reproducer needs
         self.pipeline = pipeline or default_pipeline(module)
-        self.module = lower_to_llvm(module, self.pipeline)
+        self.module = lower_to_llvm(module, self.pipeline, runtime_verification=self.runtime_verification)
+        self._asserts = routes_asserts(self.module)
+        self._guard: Guard | None = None  # set on the first call when the module has asserts
         self.engine = create_execution_engine(module, opt_level=self.opt_level, shared_libs=self.shared_libs)
         install_fallbacks(self.engine, self.shared_libs)
         self._lock = threading.RLock()
@@ -204,7 +213,9 @@ class JitModule:
                 self._compile()
                 errors = self._callback_errors
                 hooks = (errors.before_native, errors.after_native) if self._callbacks else (None, None)
-                invoke = make_invoker(build_plan(sig, self), self._addresses[name], sig, *hooks)
+                address = self._addresses[name]
+                native = self._guard.caller(address, name) if self._guard else None
+                invoke = make_invoker(build_plan(sig, self), address, sig, *hooks, native=native)
                 invoke.signature = sig
                 invoke.jit_module = weakref.ref(self)  # for tools given jit.<name> (check_against)
                 self._invokers[name] = invoke
@@ -228,6 +239,8 @@ class JitModule:
             for name in self.functions:
                 self._addresses[name] = self.engine.raw_lookup("_mlir_ciface_" + name)
         missing = [n for n, a in self._addresses.items() if not a]
+        if not missing and self._asserts:
+            self._guard = Guard(self.engine)
         if missing:
             pending = [f"@{s.name}" for s in self._signatures.values()
                        if s.declaration and s.name not in self._callbacks]
@@ -266,7 +279,9 @@ class JitModule:
                 raise RuntimeError(
                     f"register_callback({name!r}): the module was compiled by a first call already and "
                     "the JIT resolves symbols only once; register every callback before the first call")
-            cfunc, symbol = make_trampoline(sig, fn, self._callback_errors.record)
+            # Under the guard, Python runs with the thread's jump buffer cleared (verification.py).
+            called = Guard.outside(fn) if self._asserts else fn
+            cfunc, symbol = make_trampoline(sig, called, self._callback_errors.record)
             self.engine.raw_register_runtime(symbol, ctypes.cast(cfunc, ctypes.c_void_p))
             self._callbacks[name] = (fn, cfunc)
         return fn

@@ -11,7 +11,9 @@ import os
 import shlex
 import tempfile
 
+from . import verification
 from .bindings import bindings, opt_tool
+from .settings import default_runtime_verification
 
 # Everything after bufferization: the dialects the issue lists, down to the LLVM dialect.
 # expand-strided-metadata turns subviews and reinterpret_casts into descriptor arithmetic
@@ -265,19 +267,25 @@ def _run_pipeline(pipeline: str, module) -> list[str]:
     return accesses
 
 
-def lower_to_llvm(module, pipeline: str | None = None):
+def lower_to_llvm(module, pipeline: str | None = None, *, runtime_verification: bool | None = None):
     """Runs `pipeline` (default: `default_pipeline(module)`) on `module` in place and returns it;
     a failure raises LoweringError with a reproducer.
 
     `module` may also be MLIR text: it is parsed in the current Context, or outside one in a
     new Context that the returned module keeps alive. Before MLIR 23, a module that would
     need a memref.load/store of i1 lowered (which aborts the process there) raises a
-    LoweringError naming those ops instead."""
+    LoweringError naming those ops instead. `runtime_verification` (default: `lit -D
+    runtime_verification=1`, else off) adds MLIR's runtime checks (verification.py); a failed
+    check, or any failed cf.assert, writes its message to stderr unbuffered before abort()."""
     ir = bindings().ir
     if isinstance(module, str):
         module = ir.Module.parse(module, context=_current_context(ir) or ir.Context())
     if pipeline is None:
         pipeline = default_pipeline(module)
+    if runtime_verification is None:
+        runtime_verification = default_runtime_verification()
+    if runtime_verification:
+        pipeline = verification.with_runtime_verification(pipeline)
     context = module.context
     before = str(module)
     with captured_diagnostics(context) as errors:
@@ -293,6 +301,7 @@ def lower_to_llvm(module, pipeline: str | None = None):
             "i1 (bool) memrefs or tensors read or written element by element, and from deallocating "
             "several buffers that an scf loop yields. Keep i1 values out of memory (arith.extui to "
             "i8), or use MLIR >= 23 (torch-mlir, for one)"], "lowering to the LLVM dialect stopped")
+    verification.route_assert_failures(module)
     return module
 
 

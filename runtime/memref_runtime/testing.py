@@ -15,13 +15,18 @@ import gc
 import os
 import sys
 
+from . import callback_exceptions
 from .lowering import lower_to_llvm
 from .np_to_memref import get_ranked_memref_descriptor, get_unranked_memref_descriptor
 from .numerics import check_close
 from .settings import resolve_opt_level
 
 __all__ = ["log", "run", "lower", "execution_engine", "check_close", "memref_arg", "unranked_arg",
-           "mlir_inputs", "parse_input", "flush_c_stdout"]
+           "mlir_inputs", "parse_input", "flush_c_stdout", "CallbackException"]
+
+CallbackException = callback_exceptions.CallbackException
+# An exception raised in a ctypes callback (which ctypes prints and drops) fails the case.
+_callback_errors = callback_exceptions.install()
 
 
 def log(*args) -> None:
@@ -30,20 +35,25 @@ def log(*args) -> None:
 
 
 def run(f):
-    """Runs test case `f` under a `TEST: <name>` label; afterwards no MLIR Context may be alive."""
+    """Runs test case `f` under a `TEST: <name>` label; afterwards no MLIR Context may be alive.
+
+    Raises CallbackException at the end of the case if a ctypes callback raised during it
+    (ctypes prints the traceback and hands the native code a zero instead)."""
     from mlir.ir import Context
 
     log("\nTEST:", f.__name__)
     f()
     gc.collect()
+    callback_exceptions.raise_pending(_callback_errors, f"TEST: {f.__name__}")
     assert Context._get_live_count() == 0
     return f
 
 
-def lower(module, pipeline: str | None = None):
+def lower(module, pipeline: str | None = None, *, runtime_verification: bool | None = None):
     """Lowers `module` to the LLVM dialect in place and returns it (`lower_to_llvm`'s pipeline
-    unless `pipeline` is given)."""
-    return lower_to_llvm(module, pipeline)
+    unless `pipeline` is given; runtime verification as `lit -D runtime_verification=1` says
+    unless given)."""
+    return lower_to_llvm(module, pipeline, runtime_verification=runtime_verification)
 
 
 def execution_engine(module, *, opt_level: int | None = None, shared_libs=(), runner_utils: bool = True):

@@ -26,12 +26,20 @@ if _bindings != "mlir" or _runtime == "memref_runtime":
 
 
 def setup_process() -> None:
-    """Per-process set-up of a test process (crash reporting and the like).
+    """Per-process set-up of a test process: under lit's failure report (MEMREF_RUNTIME_REPORT,
+    see process_report.py) the crash handlers, callback exceptions that fail the process, and
+    the copy of fds 1 and 2 into the report; nothing otherwise.
 
     A fresh interpreter runs it at start-up; a process forked from a pre-started interpreter
     (one that imported this module already) must call it itself, after it has taken the test's
-    environment and standard streams.
+    environment, sys.argv and standard streams (fds 0-2, no other copies of 1 and 2 left open).
+    In a test process it forks: it returns in the child, which runs the test, while the process
+    that called it copies the output and ends with the child's status, never returning.
     """
+    if os.environ.get("MEMREF_RUNTIME_REPORT"):
+        report = sys.modules.get("_memref_runtime_process_report") or _load(
+            "_memref_runtime_process_report", os.path.join(os.path.dirname(_here), "process_report.py"))
+        report.setup_process()
 
 
 setup_process()
