@@ -359,3 +359,36 @@ def test_callback_views_kept_past_the_callback_the_documented_safe_ways():
     np.testing.assert_array_equal(a, view)
     np.testing.assert_array_equal(copy, np.arange(5.0))
     del junk
+
+
+ADD_INTO = """
+func.func @add_into(%a: memref<?xf32>, %out: memref<?xf32>) {
+  linalg.add ins(%a, %a : memref<?xf32>, memref<?xf32>) outs(%out : memref<?xf32>)
+  return
+}
+"""
+
+
+@pytest.mark.jit
+@pytest.mark.parametrize("way", ["the function after its first call", "a JitFunction", "a bound call"])
+def test_a_function_taken_from_a_jit_module_keeps_it_alive(way):
+    """`f = JitModule(src).f` (or `.bind(...)`) must not outlive the engine holding its code:
+    calling it after the module's last name was gone ran freed code (SIGSEGV) before."""
+    from memref_runtime import JitModule
+
+    a, out = np.arange(4, dtype=np.float32), np.zeros(4, np.float32)
+    jit = JitModule(ADD_INTO)
+    if way == "the function after its first call":
+        jit.add_into(a, out)
+    call = jit.add_into.bind(a, out) if way == "a bound call" else functools.partial(jit.add_into, a, out)
+    module_alive = weakref.ref(jit)
+    del jit
+    gc.collect()
+    junk = churn_the_allocator(size=1000, count=200)
+    assert module_alive() is not None
+    out[:] = 0
+    call()
+    np.testing.assert_array_equal(out, 2 * a)
+    del call, junk
+    gc.collect()
+    assert module_alive() is None  # ... and no longer than that

@@ -511,8 +511,11 @@ def build_plan(sig: FunctionSignature, engine_owner) -> CallPlan:
 
 
 def make_invoker(plan: CallPlan, address: int, signature: FunctionSignature,
-                 before_native=None, after_native=None, *, native=None):
+                 before_native=None, after_native=None, *, native=None, owner=None):
     """A function taking the Python arguments, calling the packed wrapper at `address`.
+
+    `owner` (the JitModule, whose engine holds the code at `address`) is kept alive by the
+    function and by every bound call made from it: a call never runs freed code.
 
     `before_native()` and `after_native(its result)` surround the native call when the
     module has callbacks: they collect exceptions raised inside them and re-raise them.
@@ -585,10 +588,10 @@ def make_invoker(plan: CallPlan, address: int, signature: FunctionSignature,
             def bound():
                 return run(frame, args)
         bound.__name__ = bound.__qualname__ = f"{name}.bound"
-        bound.args = args
+        bound.args, bound.owner = args, owner
         return bound
 
     invoke.__name__ = invoke.__qualname__ = name
     invoke.__doc__ = f"Calls {signature} in the JIT-compiled module."
-    invoke.bind = bind
+    invoke.bind, invoke.owner = bind, owner
     return invoke

@@ -149,10 +149,7 @@ def _function_parts(function):
     if sig is None or not callable(function):
         raise TypeError("check_against: expected a function of a JitModule (jit.<name>), got "
                         f"{type(function).__name__}")
-    module = getattr(function, "_jit", None)
-    if module is None:
-        ref = getattr(function, "jit_module", None)
-        module = ref() if ref is not None else None
+    module = getattr(function, "_jit", None) or getattr(function, "owner", None)
     return sig, module, sig.name
 
 

@@ -19,7 +19,6 @@ import os
 import re
 import tempfile
 import threading
-import weakref
 from types import MappingProxyType
 
 from .bindings import bindings
@@ -215,9 +214,8 @@ class JitModule:
                 hooks = (errors.before_native, errors.after_native) if self._callbacks else (None, None)
                 address = self._addresses[name]
                 native = self._guard.caller(address, name) if self._guard else None
-                invoke = make_invoker(build_plan(sig, self), address, sig, *hooks, native=native)
+                invoke = make_invoker(build_plan(sig, self), address, sig, *hooks, native=native, owner=self)
                 invoke.signature = sig
-                invoke.jit_module = weakref.ref(self)  # for tools given jit.<name> (check_against)
                 self._invokers[name] = invoke
                 # jit.<name> becomes the plain function (no dispatch), unless the name is taken:
                 # a function called `engine` must not replace the ExecutionEngine (jit.call works).
