@@ -15,7 +15,7 @@ pytest.importorskip("mlir.execution_engine")
 from conftest import MIN_MLIR_FOR_I1_MEMREF, MLIR_MAJOR  # noqa: E402
 from memref_runtime import (DEFAULT_PIPELINE, TENSOR_LOOP_PIPELINE, TENSOR_PIPELINE, JitModule,  # noqa: E402
                             LoweringError, lower_to_llvm)
-from memref_runtime.lowering import _top_level_passes  # noqa: E402
+from memref_runtime.pipeline_text import top_level_passes  # noqa: E402
 
 pytestmark = pytest.mark.jit
 
@@ -165,10 +165,10 @@ def test_loops_carrying_tensors_are_not_fused():
 
 
 def test_top_level_passes_of_a_pipeline():
-    assert _top_level_passes("builtin.module(a,b{x=1,2},c(d,e),f)") == ["a", "b{x=1,2}", "c(d,e)", "f"]
-    assert _top_level_passes(" builtin.module( a , b ) ") == ["a", "b"]
+    assert top_level_passes("builtin.module(a,b{x=1,2},c(d,e),f)") == ["a", "b{x=1,2}", "c(d,e)", "f"]
+    assert top_level_passes(" builtin.module( a , b ) ") == ["a", "b"]
     for other in ("func.func(a)", "builtin.module(a,(b)", "builtin.module(a,,b)", "builtin.module(a))"):
-        assert _top_level_passes(other) is None, other
+        assert top_level_passes(other) is None, other
 
 
 I1_LOAD = r"""

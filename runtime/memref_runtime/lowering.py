@@ -13,6 +13,7 @@ import tempfile
 
 from . import verification
 from .bindings import bindings, opt_tool
+from .pipeline_text import pass_name, top_level_passes
 from .settings import default_runtime_verification
 
 # Everything after bufferization: the dialects the issue lists, down to the LLVM dialect.
@@ -189,37 +190,16 @@ def default_pipeline(module) -> str:
     return TENSOR_LOOP_PIPELINE if _loops_carry_tensors(module) else TENSOR_PIPELINE
 
 
-def _top_level_passes(pipeline: str) -> list[str] | None:
-    """The passes of `builtin.module(a,b{x=1,2},c(d))` as written (`a`, `b{x=1,2}`, `c(d)`), or
-    None for a pipeline of another shape."""
-    text = pipeline.strip()
-    head, tail = "builtin.module(", ")"
-    if not (text.startswith(head) and text.endswith(tail)):
-        return None
-    passes, depth, current = [], 0, []
-    for ch in text[len(head):-len(tail)]:
-        depth += (ch in "({") - (ch in ")}")
-        if depth < 0:
-            return None
-        if ch == "," and depth == 0:
-            passes.append("".join(current).strip())
-            current = []
-        else:
-            current.append(ch)
-    passes.append("".join(current).strip())
-    return None if depth or not all(passes) else passes
-
-
 def _split_before_memref_lowering(pipeline: str) -> tuple[str, str] | None:
     """`pipeline` as (the passes before its memref-to-LLVM pass, the rest) where that pass would
     abort on an i1 memref access (MLIR < 23), else None."""
     from .bindings import mlir_major_version
 
     major = mlir_major_version()
-    passes = _top_level_passes(pipeline)
+    passes = top_level_passes(pipeline)
     if (major is not None and major >= FIRST_MLIR_LOWERING_I1_MEMREFS) or not passes:
         return None
-    names = [p.split("{", 1)[0].split("(", 1)[0].strip() for p in passes]
+    names = [pass_name(p) for p in passes]
     cut = next((i for i, n in enumerate(names) if n in MEMREF_TO_LLVM_PASSES), None)
     if cut is None:
         return None

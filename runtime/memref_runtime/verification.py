@@ -31,6 +31,7 @@ import ctypes
 import functools
 
 from .bindings import bindings
+from .pipeline_text import module_pipeline, pass_name, top_level_passes
 
 PASS = "generate-runtime-verification"
 FAILED = "__memref_runtime_assert_failed"
@@ -50,36 +51,22 @@ class RuntimeVerificationError(RuntimeError):
 
 # --- the pipeline ---------------------------------------------------------------------------
 
-def _split_top_level(text: str) -> list[str]:
-    """`text` split at the commas outside parentheses and braces."""
-    parts, depth, start = [], 0, 0
-    for i, char in enumerate(text):
-        depth += (char in "({") - (char in ")}")
-        if char == "," and depth == 0:
-            parts.append(text[start:i].strip())
-            start = i + 1
-    parts.append(text[start:].strip())
-    return [p for p in parts if p]
-
-
 def _is_bufferization(step: str) -> bool:
-    name = step.split("{", 1)[0].split("(", 1)[0].strip()
+    name = pass_name(step)
     return "bufferiz" in name or name.startswith("buffer-")
 
 
 def with_runtime_verification(pipeline: str) -> str:
     """`pipeline` (a `builtin.module(...)` pipeline) with the runtime-verification pass added after
     its last bufferization pass, or first when it has none; unchanged if it has the pass."""
-    text = pipeline.strip()
-    anchor = "builtin.module("
-    if not (text.startswith(anchor) and text.endswith(")")):
+    steps = top_level_passes(pipeline)
+    if steps is None:
         raise ValueError(f"runtime_verification: expected a pipeline of the form "
                          f"builtin.module(...), got {pipeline!r}")
-    steps = _split_top_level(text[len(anchor):-1])
-    if any(s.split("{", 1)[0].strip() == PASS for s in steps):
+    if any(pass_name(s) == PASS for s in steps):
         return pipeline
     at = max((i + 1 for i, s in enumerate(steps) if _is_bufferization(s)), default=0)
-    return anchor + ",".join(steps[:at] + [PASS] + steps[at:]) + ")"
+    return module_pipeline(steps[:at] + [PASS] + steps[at:])
 
 
 # --- the lowered module ---------------------------------------------------------------------
