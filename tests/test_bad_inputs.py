@@ -1,8 +1,8 @@
-"""The bad-input catalogue: one test per row of the README's table (## Bad input: the catalogue).
+"""The bad-input catalogue: one test per row of the table in docs/bad-inputs.md.
 
 Every row is a misuse from Python. Each ends in a clear exception, whose message names the
 argument, what was expected and what was given, or in the correct result: never a crash of the
-interpreter, never a silently wrong answer. The last test keeps the README table and this file
+interpreter, never a silently wrong answer. The last test keeps that table and this file
 in step.
 """
 
@@ -28,7 +28,7 @@ from memref_runtime.np_to_memref import (
     ranked_memref_to_numpy,
 )
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+CATALOGUE = Path(__file__).resolve().parent.parent / "docs" / "bad-inputs.md"
 
 KERNELS = r"""
 func.func @add(%a: memref<?xf32>, %b: memref<?xf32>, %out: memref<?xf32>) {
@@ -434,21 +434,21 @@ def test_callback_returning_the_wrong_type(monkeypatch):
     assert [u.exc_type for u in unraisable] == [TypeError]
 
 
-# --- the README table and this file name the same cases -----------------------------------------
+# --- the catalogue's table and this file name the same cases -----------------------------------------
 
 
 def catalogue_rows() -> list[tuple[str, str, str]]:
-    """(input, what happens, test name) for each row of the README's catalogue table."""
-    text = README.read_text()
-    section = text.split("\n## Bad input: the catalogue\n", 1)[1].split("\n## ", 1)[0]
+    """(input, what happens, test name) for each row of the table in docs/bad-inputs.md."""
+    text = CATALOGUE.read_text()
+    section = text.split("# Bad input: the catalogue\n", 1)[1].split("\n## ", 1)[0]
     rows = [line for line in section.splitlines() if line.startswith("| ") and not line.startswith("| input")]
     cells = [[c.strip() for c in re.split(r"(?<!\\)\|", row)[1:-1]] for row in rows if not set(row) <= set("|- ")]
     return [(c[0], c[1], c[2].strip("`")) for c in cells]
 
 
-def test_readme_catalogue_rows_and_tests_match():
+def test_catalogue_rows_and_tests_match():
     rows = catalogue_rows()
     named = [test for _, _, test in rows]
-    here = sorted(name for name in globals() if name.startswith("test_") and name != "test_readme_catalogue_rows_and_tests_match")
-    assert sorted(named) == here, "each row of the README catalogue is one test here, and each test here a row"
+    here = sorted(name for name in globals() if name.startswith("test_") and name != "test_catalogue_rows_and_tests_match")
+    assert sorted(named) == here, "each row of the catalogue (docs/bad-inputs.md) is one test here, and each test here a row"
     assert all(what for _, what, _ in rows)

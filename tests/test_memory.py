@@ -334,7 +334,7 @@ func.func @visit_input(%a: memref<?xf64>) {
 @pytest.mark.jit
 def test_callback_views_kept_past_the_callback_the_documented_safe_ways():
     """A callback's view does not own its memory: keep a copy, or keep the view only as long as
-    the caller keeps the array it views (README, "Views a callback keeps")."""
+    the caller keeps the array it views (docs/bad-inputs.md, "Views a callback keeps")."""
     from memref_runtime import JitModule
 
     copies, views = [], []

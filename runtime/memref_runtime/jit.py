@@ -280,6 +280,9 @@ class JitModule:
             # Under the guard, Python runs with the thread's jump buffer cleared (verification.py).
             called = Guard.outside(fn) if self._asserts else fn
             cfunc, symbol = make_trampoline(sig, called, self._callback_errors.record)
-            self.engine.raw_register_runtime(symbol, ctypes.cast(cfunc, ctypes.c_void_p))
+            # The address alone: ctypes.cast would store `cfunc` in its own _objects (a cycle
+            # that outlives the engine until the next garbage collection); _callbacks keeps it.
+            address = ctypes.c_void_p.from_address(ctypes.addressof(cfunc)).value
+            self.engine.raw_register_runtime(symbol, ctypes.c_void_p(address))
             self._callbacks[name] = (fn, cfunc)
         return fn
