@@ -406,5 +406,15 @@ for var in ("HOME", "DYLD_LIBRARY_PATH"):
     if var in os.environ:
         config.environment[var] = os.environ[var]
 
+
+# ---------------------------------------------------------------------------
+# Speed: a pre-started Python server behind %PYTHON (-D python_server=1), what reaches FileCheck
+# recorded (-D record_check_input=DIR), per-process timings (-D timing=DIR); logic in
+# runtime/memref_runtime/python_server_lit.py. Last: it rewrites %PYTHON and needs the final
+# environment.
+# ---------------------------------------------------------------------------
+
+load_runtime_module("python_server_lit").configure(config, lit_config, params, suite_settings.parse_flag)
+
 lit_config.dbg(f"memref-runtime features: {sorted(config.available_features)}")
 lit_config.dbg(f"memref-runtime substitutions: {config.substitutions}")
