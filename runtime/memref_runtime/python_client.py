@@ -173,7 +173,10 @@ def _receive(sock) -> tuple:
 
 def die_like(signo: int):
     """Ends this process by signal `signo`, as the child ended (or with 128 + signo if it cannot)."""
-    _signal.signal(signo, _signal.SIG_DFL)
+    try:
+        _signal.signal(signo, _signal.SIG_DFL)
+    except (OSError, ValueError):  # SIGKILL, SIGSTOP: cannot be handled, so are not
+        pass
     _signal.pthread_sigmask(_signal.SIG_UNBLOCK, [signo])
     os.kill(os.getpid(), signo)
     os._exit(128 + signo)

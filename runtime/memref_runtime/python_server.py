@@ -89,7 +89,7 @@ class Server:
         self.stdio = {name: (getattr(sys, name).encoding, getattr(sys, name).errors)
                       for name in ("stdin", "stdout", "stderr")}
         self.buffered = not sys.stdout.write_through
-        self.modules = set(sys.modules)
+        self.modules = dict(sys.modules)
 
     # --- serving --------------------------------------------------------------------------
 
@@ -413,11 +413,16 @@ def finish(status: int, server: Server, signo: int | None = None) -> None:
 
     threading._shutdown()
     atexit._run_exitfuncs()
-    try:
-        sys.stdout.flush()
-    except Exception:
-        status = 120
-    for name in [n for n in sys.modules if n not in server.modules]:
+    if sys.stdout is not None and not sys.stdout.closed:
+        try:
+            sys.stdout.flush()
+        except Exception as e:  # CPython: PyErr_WriteUnraisable(stdout), then status 120
+            import traceback
+
+            sys.stderr.write(f"Exception ignored in: {sys.stdout!r}\n"
+                             + "".join(traceback.format_exception_only(type(e), e)))
+            status = 120
+    for name in [n for n, m in sys.modules.items() if server.modules.get(n) is not m]:
         module = sys.modules.pop(name, None)
         if isinstance(module, types.ModuleType):
             module.__dict__.clear()
