@@ -20,6 +20,7 @@ import tempfile
 import threading
 from types import MappingProxyType
 
+from . import jit_cache
 from .bindings import bindings
 from .call_plan import build_plan, make_invoker
 from .callbacks import CallbackErrors, make_trampoline
@@ -131,7 +132,10 @@ class JitModule:
         self._signatures = read_signatures(module)
         self.pipeline = pipeline or (TENSOR_PIPELINE if uses_tensors(module) else DEFAULT_PIPELINE)
         self.module = lower_to_llvm(module, self.pipeline)
-        self.engine = create_execution_engine(module, opt_level=opt_level, shared_libs=shared_libs)
+        # JIT reuse (jit_cache.py): the linked engine of the same module, when it may be shared.
+        key = jit_cache.key_of(self.module, opt_level=opt_level, shared_libs=shared_libs)
+        self.engine = (jit_cache.reuse_at_creation(self, key)
+                       or create_execution_engine(module, opt_level=opt_level, shared_libs=shared_libs))
         self._lock = threading.RLock()
         self._compiled = False
         self._broken: str | None = None
@@ -209,6 +213,8 @@ class JitModule:
         if self._compiled:
             return
         self._compiled = True  # even on failure: the engine cannot link again
+        if jit_cache.adopt(self):  # linked already, for a JitModule of the same module
+            return
         llvm_errors: list[str] = []
         with _captured_stderr(llvm_errors):
             self.engine.initialize()
@@ -225,6 +231,7 @@ class JitModule:
                 + "\n  register callbacks with register_callback() before the first call, or pass "
                   "shared_libs= with the libraries that define these symbols")
             raise RuntimeError(self._broken)
+        jit_cache.offer(self)
 
     # --- callbacks ------------------------------------------------------------------------
 
