@@ -26,7 +26,7 @@ import time
 DIR_ENV = "MEMREF_RUNTIME_PYTHON_SERVER_DIR"
 OWNER_ENV = "MEMREF_RUNTIME_PYTHON_SERVER_OWNER"
 TIMING_ENV = "MEMREF_RUNTIME_TIMING"
-DEFAULT_PYTHON_SERVER = False
+DEFAULT_PYTHON_SERVER = True
 CLIENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "python_client.py")
 # A Unix socket path holds at most 107 bytes on Linux: the folder plus "/<20 hex>.sock".
 MAX_FOLDER_LENGTH = 80
