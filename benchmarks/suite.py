@@ -8,7 +8,8 @@ and in children of the pre-started Python server, and pytest serial against para
 
 Per test, its time (lit's) splits into:
   floor        interpreter start and the test's imports: the same imports timed in a bare process
-               started the same way (fresh, or through the server's client), once per process
+               started the same way (fresh, or through the server's client; the best of a few),
+               once per test process
   parse+lower  ir.Module.parse and PassManager.run          } recorded inside the test processes
   JIT          ExecutionEngine creation and lookups          } by memref_runtime.timing
   kernels      ExecutionEngine.invoke and JitModule calls    } (lit -D timing=DIR)
@@ -33,7 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -86,14 +87,30 @@ def lit_walls(repeats: int, jobs: int, tests: list[str]) -> dict[str, list[float
     return walls
 
 
-def pytest_walls(repeats: int, jobs: int, paths: list[str]) -> dict[str, list[float]]:
-    """pytest's wall time serial (-n 0) and parallel (the default: every core), alternating."""
+def pytest_walls(repeats: int, jobs: int, paths: list[str]) -> tuple[dict[str, list[float]], Counter]:
+    """pytest's wall time serial (-n 0) and parallel (-n jobs), alternating; and the JIT reuse
+    counts of the processes of the last parallel run (memref_runtime.jit_cache)."""
     walls = defaultdict(list)
     base = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *paths]
-    for _ in range(repeats):
-        walls["serial"].append(run_wall(base + ["-n", "0"], cwd=ROOT))
-        walls["parallel"].append(run_wall(base + ["-n", str(jobs)], cwd=ROOT))
-    return walls
+    with tempfile.TemporaryDirectory(prefix="suite-jit-") as stats:
+        for _ in range(repeats):
+            walls["serial"].append(run_wall(base + ["-n", "0"], cwd=ROOT))
+            shutil.rmtree(stats, ignore_errors=True)
+            env = dict(os.environ, MEMREF_RUNTIME_JIT_CACHE_STATS=stats)
+            walls["parallel"].append(run_wall(base + ["-n", str(jobs)], cwd=ROOT, env=env))
+        counts = Counter()
+        for path in Path(stats).glob("*.json"):
+            counts.update(json.loads(path.read_text()))
+    return walls, counts
+
+
+def hit_rate(counts: Counter) -> str:
+    """'hits / JitModules built (rate), misses by reason'."""
+    built = sum(v for k, v in counts.items() if k != "off")
+    if not built:
+        return "no JitModule built"
+    misses = ", ".join(f"{k[len('miss: '):]} {v}" for k, v in sorted(counts.items()) if k.startswith("miss"))
+    return f"{counts['hit']} of {built} JitModules ({counts['hit'] / built:.0%}); misses: {misses}"
 
 
 # --- attribution ----------------------------------------------------------------------------
@@ -123,7 +140,7 @@ class Floors:
                 command = [sys.executable, "-c", code]
             env.pop(server_lit.TIMING_ENV, None)
             run_wall(command, env=env)  # starts the server; warms the caches
-            self.cache[key] = statistics.median(run_wall(command, env=env) for _ in range(self.repeats))
+            self.cache[key] = min(run_wall(command, env=env) for _ in range(self.repeats))
         return self.cache[key]
 
 
@@ -239,6 +256,7 @@ def main(argv: list[str] | None = None) -> int:
 
     failed = False
     summary = []
+    load_before = os.getloadavg()[0]
     print("[lit suite: wall time per route]", file=sys.stderr, flush=True)
     walls = lit_walls(repeats, args.jobs, args.tests)
     lit_ratio = statistics.median(walls["server"]) / statistics.median(walls["fresh"])
@@ -270,7 +288,8 @@ def main(argv: list[str] | None = None) -> int:
         print("[pytest: serial and parallel]", file=sys.stderr, flush=True)
         paths = ["tests/test_conversion.py"] if args.quick else []
         try:
-            pwalls = pytest_walls(1 if args.quick else max(1, repeats - 1), args.jobs, paths)
+            pwalls, jit_counts = pytest_walls(1 if args.quick else max(1, repeats - 1), args.jobs, paths)
+            jit_line = hit_rate(jit_counts)
             ratio = statistics.median(pwalls["parallel"]) / statistics.median(pwalls["serial"])
             summary.append([f"pytest {' '.join(paths) or '(all)'} wall, serial -> -n {args.jobs}",
                             median_text(pwalls["serial"]), median_text(pwalls["parallel"]), f"{ratio:.2f}x",
@@ -278,10 +297,18 @@ def main(argv: list[str] | None = None) -> int:
         except RuntimeError as e:
             print(e, file=sys.stderr)
             summary.append(["pytest", "error", "", "", "", ""])
+            jit_line = "pytest failed"
             failed = True
 
     write(render(["figure", "before (fresh / serial)", "after (server / parallel)", "ratio", "target", "met?"],
                  summary, args.markdown, right=lambda i: 0 < i < 4))
+    if not args.no_pytest:
+        write()
+        write(f"JIT reuse in pytest {' '.join(paths) or '(all)'}: {jit_line}. Differential testing "
+              "(memref_runtime.differential.check_against) builds one JitModule for all its examples.")
+    write()
+    write(f"Load average (1 min) before / after: {load_before:.2f} / {os.getloadavg()[0]:.2f} on "
+          f"{os.cpu_count()} cores: other work on the machine slows both sides.")
     for route, rows in tables.items():
         write()
         write(f"Where each test's time goes, {route} interpreters ({'python_server=1' if route == 'server' else 'python_server=0'}), "

@@ -183,10 +183,12 @@ def test_a_shared_engine_outlives_the_module_that_built_it():
 def test_the_cache_keeps_no_context_alive():
     from mlir.ir import Context
 
+    gc.collect()
+    before = Context._get_live_count()  # other tests of this worker may have left some
     add(JitModule(ADD))
     add(JitModule(ADD))
     gc.collect()
-    assert Context._get_live_count() == 0
+    assert Context._get_live_count() == before
     assert jit_cache.stats()["hit"] == 1
 
 

@@ -196,6 +196,27 @@ def test_interpreter_options_run_in_a_fresh_interpreter(folder):
     assert int(served.stdout.split()[1]) != server_pid(folder)
 
 
+def test_client_and_server_agree_on_what_may_differ():
+    import ast
+
+    def volatile(name):
+        tree = ast.parse((RUNTIME / "memref_runtime" / name).read_text())
+        (value,) = [n.value for n in tree.body if isinstance(n, ast.Assign) and n.targets[0].id == "VOLATILE_ENV"]
+        return ast.literal_eval(value)
+
+    assert volatile("python_client.py") == volatile("python_server.py")
+    assert b"LIT_CURRENT_TESTCASE" in volatile("python_client.py")
+
+
+def test_a_changed_temporary_folder_is_seen_by_the_same_server(folder, tmp_path):
+    code = "import os, tempfile; print(os.getppid(), tempfile.gettempdir())"
+    first = subprocess.run(CLIENT + ["-c", code], capture_output=True, text=True, env=server_env(folder), check=True)
+    second = subprocess.run(CLIENT + ["-c", code], capture_output=True, text=True, check=True,
+                            env=server_env(folder, TMPDIR=str(tmp_path)))
+    assert first.stdout.split()[0] == second.stdout.split()[0]  # one server
+    assert second.stdout.split()[1] == str(tmp_path)
+
+
 def test_one_server_per_environment(folder):
     first = server_pid(folder)
     assert server_pid(folder) == first

@@ -30,9 +30,12 @@ import _socket
 
 DIR_ENV = "MEMREF_RUNTIME_PYTHON_SERVER_DIR"  # the lit run's private folder of servers
 OWNER_ENV = "MEMREF_RUNTIME_PYTHON_SERVER_OWNER"  # the pid whose end ends the servers
-# Set by lit for each test: the only variables that may differ between two commands that
-# share a server (the child takes the command's value anyway).
-VOLATILE_ENV = (b"LIT_CURRENT_TESTCASE", b"_")  # and the shell's last command
+# The only variables that may differ between two commands that share a server (the child
+# takes the command's values anyway): read when used, never at import. lit sets the test's
+# name, and its temporary folder after loading the configuration; LLVM's `not --crash` sets
+# LLVM_DISABLE_SYMBOLIZATION; a shell sets `_`. (The child forgets tempfile's cached folder.)
+VOLATILE_ENV = (b"LIT_CURRENT_TESTCASE", b"TMP", b"TMPDIR", b"TEMP", b"TEMPDIR",
+                b"LLVM_DISABLE_SYMBOLIZATION", b"_")
 # Delivered to the child rather than handled here.
 FORWARDED_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM")
 # Python ignores these itself at start-up, so what the client inherited cannot be told apart.

@@ -31,7 +31,8 @@ import struct
 import sys
 import types
 
-VOLATILE_ENV = (b"LIT_CURRENT_TESTCASE", b"_")  # as python_client.py
+VOLATILE_ENV = (b"LIT_CURRENT_TESTCASE", b"TMP", b"TMPDIR", b"TEMP", b"TEMPDIR",
+                b"LLVM_DISABLE_SYMBOLIZATION", b"_")  # python_client.py's, which says why
 OWNER_ENV = "MEMREF_RUNTIME_PYTHON_SERVER_OWNER"
 # What the tests import, imported once here (a module missing from a provider is skipped).
 PRELOAD = ("numpy", "ctypes", "mlir.ir", "mlir.passmanager", "mlir.execution_engine", "mlir.runtime",
@@ -217,6 +218,12 @@ class Server:
         conn = self.children[pidfd][1]
         try:
             data = conn.recv(RECORD)
+            if 0 < len(data) < RECORD:  # a record split in two: the rest follows at once
+                conn.settimeout(5)
+                while 0 < len(data) < RECORD:
+                    more = conn.recv(RECORD - len(data))
+                    data = data + more if more else b""
+                conn.setblocking(False)
         except BlockingIOError:
             return
         except OSError:
@@ -337,6 +344,8 @@ def take_request(server: Server, request: dict) -> None:
 
     if faulthandler.is_enabled():  # PYTHONFAULTHANDLER: onto the test's stderr
         faulthandler.enable(sys.stderr, all_threads=True)
+    if "tempfile" in sys.modules:  # gettempdir() caches TMPDIR, which may differ (lit's own)
+        sys.modules["tempfile"].tempdir = None
     if "numpy.random" in sys.modules:  # a fresh interpreter seeds NumPy's global generator anew
         sys.modules["numpy.random"].seed()
     timing = sys.modules.get("_memref_runtime_timing")

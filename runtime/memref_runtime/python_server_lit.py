@@ -111,15 +111,33 @@ def configure(config, lit_config, params, parse_flag) -> None:
         config.environment[DIR_ENV] = folder
         config.environment[OWNER_ENV] = str(os.getpid())
         config.available_features.add("python-server")
+        python = next((_unquoted(v) for k, v in config.substitutions if k == "%PYTHON"), sys.executable)
         config.substitutions[:] = [
-            (key, client_command(_unquoted(value)) if key == "%PYTHON" else value)
-            for key, value in config.substitutions]
+            (key, client_command(python) if key == "%PYTHON" else value) for key, value in config.substitutions]
+        prestart(python, config.environment)
     if params.get("timing"):
         config.environment[TIMING_ENV] = os.path.abspath(params["timing"])
     if params.get("record_check_input"):
         folder = os.path.abspath(params["record_check_input"])
         os.makedirs(folder, exist_ok=True)
         config.test_format.before_hooks.append(InputRecorder(folder))
+
+
+_prestarted = []  # the client that starts the server, kept until lit's exit (no zombie warning)
+
+
+def prestart(python: str, environment: dict) -> None:
+    """Starts the server of the suite's configuration now, while lit discovers the tests, so
+    the first tests need not wait for its imports (a test whose environment differs gets a
+    server of its own on first use)."""
+    import subprocess
+
+    try:
+        _prestarted.append(subprocess.Popen(
+            [python, "-I", "-S", CLIENT, "-c", "pass"], env=dict(environment), stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    except OSError:
+        pass  # the first test starts it
 
 
 def _unquoted(value: str) -> str:
