@@ -97,7 +97,9 @@ def pytest_walls(repeats: int, jobs: int, paths: list[str]) -> tuple[dict[str, l
             walls["serial"].append(run_wall(base + ["-n", "0"], cwd=ROOT))
             shutil.rmtree(stats, ignore_errors=True)
             env = dict(os.environ, MEMREF_RUNTIME_JIT_CACHE_STATS=stats)
-            walls["parallel"].append(run_wall(base + ["-n", str(jobs)], cwd=ROOT, env=env))
+            # As README command 2 runs it (conftest.py: every core, worksteal), unless told -j.
+            parallel = [] if jobs == os.cpu_count() and not paths else ["-n", str(jobs), "--dist", "worksteal"]
+            walls["parallel"].append(run_wall(base + parallel, cwd=ROOT, env=env))
         counts = Counter()
         for path in Path(stats).glob("*.json"):
             counts.update(json.loads(path.read_text()))

@@ -76,7 +76,9 @@ def run_in_parallel_by_default(config) -> None:
         return
     workers = config.hook.pytest_xdist_auto_num_workers(config=config)
     if workers > 1:
-        config.option.numprocesses, config.option.dist = workers, "load"
+        # worksteal: an idle worker takes tests queued for a busy one (our lit and CMake tests
+        # are long, the others short).
+        config.option.numprocesses, config.option.dist = workers, "worksteal"
         config.option.tx = ["popen"] * workers
 
 

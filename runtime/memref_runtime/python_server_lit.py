@@ -114,7 +114,8 @@ def configure(config, lit_config, params, parse_flag) -> None:
         python = next((_unquoted(v) for k, v in config.substitutions if k == "%PYTHON"), sys.executable)
         config.substitutions[:] = [
             (key, client_command(python) if key == "%PYTHON" else value) for key, value in config.substitutions]
-        prestart(python, config.environment)
+        if not any(a.startswith(("--show-", "--version")) for a in sys.argv[1:]):  # tests will run
+            prestart(python, config.environment)
     if params.get("timing"):
         config.environment[TIMING_ENV] = os.path.abspath(params["timing"])
     if params.get("record_check_input"):
