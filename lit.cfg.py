@@ -23,6 +23,10 @@ Runs the tests under lit_tests/ (and nothing else) with `lit .`, `lit lit_tests`
                              memref_runtime.testing makes (feature opt-level-N)
   runtime_verification=1     MLIR's runtime verification in every JitModule and every
                              memref_runtime.testing lowering (feature runtime-verification)
+  python_server=0|1          %PYTHON runs in a child of a pre-started interpreter (default 1,
+                             Linux; feature python-server) or in a fresh one (0); docs/speed.md
+  timing=DIR                 each test process writes where its time went to DIR
+  record_check_input=DIR     what each test pipes into FileCheck/count is kept in DIR
 
 A site configuration (lit.site.cfg.py, written by CMake) may preset `config.python_executable`,
 `config.llvm_tools_dir`, `config.mlir_tools_dir`, `config.mlir_lib_dir`, `config.mlir_python_path`

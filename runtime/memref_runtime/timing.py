@@ -111,7 +111,6 @@ class _PatchAfterImport(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             sys.meta_path.insert(0, self)
         if spec is None or spec.loader is None:
             return None
-        self.real, self.patch = spec.loader, self.patches[fullname]
         spec.loader = _PatchingLoader(spec.loader, self.patches[fullname])
         return spec
 
