@@ -3,7 +3,7 @@
 and in children of the pre-started Python server, and pytest serial against parallel, in one run.
 
     python benchmarks/suite.py              # the full run (a few minutes on 2 cores)
-    python benchmarks/suite.py --quick      # CI: one repeat, pytest on one file; asserts nothing about time
+    python benchmarks/suite.py --quick      # CI: one repeat, pytest on two files; asserts nothing about time
     python benchmarks/suite.py --markdown   # the same tables in Markdown, for the README
 
 Per test, its time (lit's) splits into:
@@ -208,6 +208,7 @@ def attribute(route: str, tests: list[str], floors: Floors, repeats: int) -> dic
             else:
                 row["tools"] = max(0.0, row["total"] - row["filecheck"])
             row["rest"] = row["total"] - sum(row[c] for c in COLUMNS if c != "rest")
+            row["started"] = min((p["started"] for p in procs), default=float("inf"))
             rows[short] = row
         return rows
 
@@ -237,13 +238,27 @@ def median_text(values: list[float]) -> str:
     return f"{statistics.median(values):.2f} s" + (f" ({min(values):.2f}-{max(values):.2f})" if len(values) > 1 else "")
 
 
-def python_rest_shares(rows: dict[str, dict]) -> list[float]:
-    return [r["rest"] / r["total"] for r in rows.values() if r["tools"] == 0 and r["total"]]
+def python_rest_shares(rows: dict[str, dict], route: str) -> list[float]:
+    """The harness's share of each Python test; through the server, less the first test, which
+    waits for the server's imports (once per lit run and configuration, reported apart)."""
+    python = [r for r in rows.values() if r["tools"] == 0 and r["total"]]
+    if route == "server" and python:
+        python.remove(min(python, key=lambda r: r["started"]))
+    return [r["rest"] / r["total"] for r in python]
+
+
+def server_start_wait(rows: dict[str, dict]) -> float:
+    """How long the first test through the server waited for it: its rest less the others' median."""
+    python = [r for r in rows.values() if r["tools"] == 0 and r["total"]]
+    if len(python) < 2:
+        return 0.0
+    first = min(python, key=lambda r: r["started"])
+    return max(0.0, first["rest"] - statistics.median(r["rest"] for r in python if r is not first))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="CI: one repeat, pytest on one file")
+    parser.add_argument("--quick", action="store_true", help="CI: one repeat, pytest on two files")
     parser.add_argument("--markdown", action="store_true", help="print the tables in Markdown")
     parser.add_argument("--repeats", type=int, help="wall-time repeats per route (default 3, 1 with --quick)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count(), help="lit and pytest workers (default: every core)")
@@ -275,20 +290,29 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         server_lit.stop_servers(floors.folder)
     for route, rows in tables.items():
-        shares = python_rest_shares(rows)
+        shares = python_rest_shares(rows, route)
         total = sum(r["total"] for r in rows.values())
         summary.append([f"lit suite, -j1: sum of test times ({route})", f"{total:.2f} s" if route == "fresh" else "",
                         f"{total:.2f} s" if route == "server" else "", "", "", ""])
         if shares:
             worst = max(shares)
-            summary.append([f"harness overhead ({route}): median / worst Python test",
+            but_first = " but the first (below)" if route == "server" else ""
+            summary.append([f"harness overhead ({route}): median / worst Python test{but_first}",
                             f"{statistics.median(shares):.0%} / {worst:.0%}" if route == "fresh" else "",
                             f"{statistics.median(shares):.0%} / {worst:.0%}" if route == "server" else "",
                             "", f"<= {TARGETS['harness']:.0%}", "yes" if worst <= TARGETS["harness"] else "no"])
+            rest = sum(r["rest"] for r in rows.values()) - (server_start_wait(rows) if route == "server" else 0)
+            share = f"{rest / total:.0%}" if total else "-"
+            summary.append([f"harness overhead ({route}): whole suite", share if route == "fresh" else "",
+                            share if route == "server" else "", "", f"<= {TARGETS['harness']:.0%}",
+                            "yes" if total and rest / total <= TARGETS["harness"] else "no"])
+        if route == "server":
+            summary.append(["the first test waits for the server's start (once per lit run and configuration)",
+                            "", f"{server_start_wait(rows):.2f} s", "", "", ""])
 
     if not args.no_pytest:
         print("[pytest: serial and parallel]", file=sys.stderr, flush=True)
-        paths = ["tests/test_conversion.py"] if args.quick else []
+        paths = ["tests/test_jit_cache.py", "tests/test_jit_call.py"] if args.quick else []
         try:
             pwalls, jit_counts = pytest_walls(1 if args.quick else max(1, repeats - 1), args.jobs, paths)
             jit_line = hit_rate(jit_counts)

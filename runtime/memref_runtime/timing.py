@@ -27,7 +27,7 @@ import time
 ENV = "MEMREF_RUNTIME_TIMING"
 PARTS = ("parse_lower", "jit", "kernels")
 
-_state = {"active": True, "start": time.perf_counter(), "parts": dict.fromkeys(PARTS, 0.0)}
+_state = {"active": True, "start": time.perf_counter(), "started": time.time(), "parts": dict.fromkeys(PARTS, 0.0)}
 _stack: list = []  # [part, time spent in nested parts] of the timed calls in progress
 
 
@@ -140,7 +140,7 @@ def install() -> None:
 
 def start_process() -> None:
     """Starts the record of this process (a child forked from a pre-started interpreter)."""
-    _state.update(active=True, start=time.perf_counter(), parts=dict.fromkeys(PARTS, 0.0))
+    _state.update(active=True, start=time.perf_counter(), started=time.time(), parts=dict.fromkeys(PARTS, 0.0))
 
 
 def stop_process() -> None:
@@ -155,6 +155,7 @@ def _write() -> None:
     record = {
         "test": os.environ.get("LIT_CURRENT_TESTCASE"),
         "argv": sys.argv,
+        "started": _state["started"],  # wall clock: which test ran first
         "seconds": time.perf_counter() - _state["start"],
         "parts": _state["parts"],
         "env": dict(os.environ),  # to start the same imports in a bare process (the floor)
