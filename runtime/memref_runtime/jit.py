@@ -134,8 +134,9 @@ class JitModule:
         self.module = lower_to_llvm(module, self.pipeline)
         # JIT reuse (jit_cache.py): the linked engine of the same module, when it may be shared.
         key = jit_cache.key_of(self.module, opt_level=opt_level, shared_libs=shared_libs)
-        self.engine = (jit_cache.reuse_at_creation(self, key)
-                       or create_execution_engine(module, opt_level=opt_level, shared_libs=shared_libs))
+        self.engine = jit_cache.reuse_at_creation(self, key)
+        if self.engine is None:
+            self.engine = create_execution_engine(module, opt_level=opt_level, shared_libs=shared_libs)
         self._lock = threading.RLock()
         self._compiled = False
         self._broken: str | None = None
@@ -213,13 +214,12 @@ class JitModule:
         if self._compiled:
             return
         self._compiled = True  # even on failure: the engine cannot link again
-        if jit_cache.adopt(self):  # linked already, for a JitModule of the same module
-            return
         llvm_errors: list[str] = []
-        with _captured_stderr(llvm_errors):
-            self.engine.initialize()
-            for name in self.functions:
-                self._addresses[name] = self.engine.raw_lookup("_mlir_ciface_" + name)
+        if not jit_cache.adopt(self):  # else linked already, for a JitModule of the same module
+            with _captured_stderr(llvm_errors):
+                self.engine.initialize()
+                for name in self.functions:
+                    self._addresses[name] = self.engine.raw_lookup("_mlir_ciface_" + name)
         missing = [n for n, a in self._addresses.items() if not a]
         if missing:
             pending = [f"@{s.name}" for s in self._signatures.values()
