@@ -351,6 +351,7 @@ def take_request(server: Server, request: dict) -> None:
     timing = sys.modules.get("_memref_runtime_timing")
     if timing is not None:
         timing.start_process()
+    set_command_line(request["argv"], request["executable"])
     site = sys.modules.get("sitecustomize")
     if site is not None and hasattr(site, "setup_process"):
         site.setup_process()
@@ -365,28 +366,33 @@ def _new_main(**attrs) -> types.ModuleType:
     return main
 
 
-def run_command(argv: list, executable: str) -> None:
-    """Runs `python argv...` here: a script, `-c CODE` or `-m MODULE`, with their arguments."""
+def set_command_line(argv: list, executable: str) -> None:
+    """sys.argv, sys.orig_argv and sys.path[0] as a fresh `python argv...` has them at start-up
+    (before site: sys.argv[0] is '-m' for a module until runpy finds it)."""
+    sys.orig_argv = [executable] + argv
+    if argv[0] in ("-m", "-c"):
+        sys.argv = [argv[0]] + argv[2:]
+        sys.path[0] = os.getcwd() if argv[0] == "-m" else ""
+    else:
+        sys.argv = list(argv)
+        sys.path[0] = os.path.dirname(os.path.realpath(argv[0]))
+
+
+def run_command(argv: list) -> None:
+    """Runs `python argv...` here (set_command_line first): a script, `-c CODE` or `-m MODULE`."""
     import importlib.machinery
 
-    sys.orig_argv = [executable] + argv
     if argv[0] == "-m":
         import runpy
 
-        sys.argv = ["-m"] + argv[2:]
-        sys.path[0] = os.getcwd()
         _new_main(__loader__=importlib.machinery.BuiltinImporter)
         runpy._run_module_as_main(argv[1], alter_argv=True)
         return
     if argv[0] == "-c":
-        sys.argv = ["-c"] + argv[2:]
-        sys.path[0] = ""
         code = compile(argv[1], "<string>", "exec", dont_inherit=True)
         main = _new_main(__loader__=importlib.machinery.BuiltinImporter)
     else:
-        sys.argv = list(argv)
         path = os.path.abspath(argv[0])
-        sys.path[0] = os.path.dirname(os.path.realpath(argv[0]))
         with open(path, "rb") as f:
             source = f.read()
         code = compile(source, path, "exec", dont_inherit=True)
@@ -453,7 +459,7 @@ def run_child(server: Server, request: dict) -> None:
     """The child's whole life: take the request, run it, end as a fresh interpreter would."""
     take_request(server, request)
     try:
-        run_command(request["argv"], request["executable"])
+        run_command(request["argv"])
     except SystemExit as e:
         finish(exit_status(e.code), server)
     except BaseException as e:
