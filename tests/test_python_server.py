@@ -196,6 +196,28 @@ def test_interpreter_options_run_in_a_fresh_interpreter(folder):
     assert int(served.stdout.split()[1]) != server_pid(folder)
 
 
+def test_a_command_expected_to_crash_runs_in_a_fresh_interpreter(folder):
+    # LLVM's `not --crash` sets LLVM_DISABLE_SYMBOLIZATION for the command it runs.
+    code = "import os; print(os.getppid())"
+    out = subprocess.run(CLIENT + ["-c", code], capture_output=True, text=True, check=True,
+                         env=server_env(folder, LLVM_DISABLE_SYMBOLIZATION="1"))
+    assert int(out.stdout) != server_pid(folder)
+    assert int(out.stdout) == os.getpid()  # the client exec'd python: its parent is this process
+
+
+def test_modules_imported_by_the_test_keep_working_until_the_end(folder, tmp_path):
+    script(tmp_path, textwrap.dedent("""
+        import gc, sys
+        _write = sys.stderr.write
+        def callback(phase, info):
+            _write("")  # a module global, used by a gc callback until the very end
+        gc.callbacks.append(callback)
+    """), "helper.py")
+    fresh, served = both(folder, ["-c", "import helper, gc; gc.collect(); print('done')"], cwd=tmp_path)
+    assert fresh.stdout == b"done\n" and fresh.stderr == b""
+    assert_same(fresh, served)
+
+
 def test_client_and_server_agree_on_what_may_differ():
     import ast
 

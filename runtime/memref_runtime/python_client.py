@@ -11,7 +11,8 @@ client killed outright (lit --timeout) closes its socket, and the server kills t
 
 Anything the server cannot reproduce exactly (interpreter options such as -u or -X, a script
 read from stdin, a closed standard stream, no server folder) runs in a fresh interpreter
-instead: the client execs `python ARGS...` in its own process.
+instead: the client execs `python ARGS...` in its own process. So does a command run by
+`not --crash`: its crash report shows a fresh interpreter's stacks, not the server's frames.
 
 The protocol (one Unix stream socket per command):
   client -> server: 8-byte length, then marshal({argv, env, umask, ignored, blocked}), with
@@ -32,10 +33,12 @@ DIR_ENV = "MEMREF_RUNTIME_PYTHON_SERVER_DIR"  # the lit run's private folder of 
 OWNER_ENV = "MEMREF_RUNTIME_PYTHON_SERVER_OWNER"  # the pid whose end ends the servers
 # The only variables that may differ between two commands that share a server (the child
 # takes the command's values anyway): read when used, never at import. lit sets the test's
-# name, and its temporary folder after loading the configuration; LLVM's `not --crash` sets
-# LLVM_DISABLE_SYMBOLIZATION; a shell sets `_`. (The child forgets tempfile's cached folder.)
-VOLATILE_ENV = (b"LIT_CURRENT_TESTCASE", b"TMP", b"TMPDIR", b"TEMP", b"TEMPDIR",
-                b"LLVM_DISABLE_SYMBOLIZATION", b"_")
+# name, and its temporary folder after loading the configuration; a shell sets `_`. (The
+# child forgets tempfile's cached folder.)
+VOLATILE_ENV = (b"LIT_CURRENT_TESTCASE", b"TMP", b"TMPDIR", b"TEMP", b"TEMPDIR", b"_")
+# LLVM's `not --crash` sets this for the command it runs, which is meant to crash: that runs in
+# a fresh interpreter, so that its crash report (Python and native stacks) is a fresh one's.
+EXPECTED_CRASH_ENV = "LLVM_DISABLE_SYMBOLIZATION"
 # Delivered to the child rather than handled here.
 FORWARDED_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM")
 # Python ignores these itself at start-up, so what the client inherited cannot be told apart.
@@ -187,7 +190,7 @@ def die_like(signo: int):
 
 def main(argv: list):
     folder = os.environ.get(DIR_ENV)
-    if not folder or not servable(argv):
+    if not folder or not servable(argv) or EXPECTED_CRASH_ENV in os.environ:
         exec_python(argv)
     for fd in (0, 1, 2):
         try:

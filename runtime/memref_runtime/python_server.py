@@ -31,8 +31,7 @@ import struct
 import sys
 import types
 
-VOLATILE_ENV = (b"LIT_CURRENT_TESTCASE", b"TMP", b"TMPDIR", b"TEMP", b"TEMPDIR",
-                b"LLVM_DISABLE_SYMBOLIZATION", b"_")  # python_client.py's, which says why
+VOLATILE_ENV = (b"LIT_CURRENT_TESTCASE", b"TMP", b"TMPDIR", b"TEMP", b"TEMPDIR", b"_")  # python_client.py's
 OWNER_ENV = "MEMREF_RUNTIME_PYTHON_SERVER_OWNER"
 # What the tests import, imported once here (a module missing from a provider is skipped).
 PRELOAD = ("numpy", "ctypes", "mlir.ir", "mlir.passmanager", "mlir.execution_engine", "mlir.runtime",
@@ -416,11 +415,13 @@ def exit_status(code) -> int:
 
 def finish(status: int, server: Server, signo: int | None = None) -> None:
     """Ends the child as Py_FinalizeEx would end a fresh interpreter, less the teardown of the
-    modules the server had imported (the same for every test, and ~25 ms of copy-on-write).
+    modules (for the preloaded ones the same for every test, and ~25 ms of copy-on-write).
 
     Non-daemon threads are joined, atexit functions run, stdout is flushed (120 if that fails),
-    then the test's own modules (`__main__` and any imported since the fork) are cleared and
-    collected, so that the destructors of what the test left behind run as they would have.
+    then the test's globals (`__main__`) are cleared and collected, so that the destructors of
+    what the test left behind run as they would have. Other modules are not torn down: clearing
+    them under live gc callbacks and finalizers (hypothesis has one) would fail where CPython's
+    ordered teardown does not.
     With `signo`, the process ends by that signal (CPython's end after a KeyboardInterrupt).
     """
     import atexit
@@ -437,11 +438,10 @@ def finish(status: int, server: Server, signo: int | None = None) -> None:
             sys.stderr.write(f"Exception ignored in: {sys.stdout!r}\n"
                              + "".join(traceback.format_exception_only(type(e), e)))
             status = 120
-    for name in [n for n, m in sys.modules.items() if server.modules.get(n) is not m]:
-        module = sys.modules.pop(name, None)
-        if isinstance(module, types.ModuleType):
-            module.__dict__.clear()
-    del module
+    main = sys.modules.get("__main__")
+    if main is not server.modules.get("__main__") and isinstance(main, types.ModuleType):
+        main.__dict__.clear()  # the test's globals, as CPython clears __main__ early at shutdown
+    del main
     sys.last_type = sys.last_value = sys.last_traceback = None
     gc.collect()
     for stream in (sys.stdout, sys.stderr):
