@@ -283,10 +283,12 @@ if not filecheck:
 config.available_features.add("filecheck-" + filecheck_kind(filecheck))
 
 # Where LLVM's `not` and `count` are missing, the same in Python (lit's own `not` builtin has
-# no `--crash`).
+# no `--crash`). Like LLVM's, `not --crash` turns LLVM's symbolization off for the command (the
+# Python server also runs it in a fresh interpreter then: docs/speed.md).
 NOT_IN_PYTHON = (
-    f'"{python}" -c "import subprocess, sys; a = sys.argv[1:]; c = a[:1] == [\'--crash\'];'
-    ' r = subprocess.call(a[c:]); sys.exit(r >= 0 if c else r <= 0)"'
+    f'"{python}" -c "import os, subprocess, sys; a = sys.argv[1:]; c = a[:1] == [\'--crash\'];'
+    ' e = dict(os.environ, LLVM_DISABLE_SYMBOLIZATION=\'1\') if c else None;'
+    ' r = subprocess.call(a[c:], env=e); sys.exit(r >= 0 if c else r <= 0)"'
 )
 COUNT_IN_PYTHON = f'"{python}" -c "import sys; sys.exit(sum(1 for _ in sys.stdin) != int(sys.argv[1]))"'
 TOOLS = {
