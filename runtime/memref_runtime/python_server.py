@@ -31,7 +31,8 @@ import struct
 import sys
 import types
 
-VOLATILE_ENV = (b"LIT_CURRENT_TESTCASE", b"TMP", b"TMPDIR", b"TEMP", b"TEMPDIR", b"_")  # python_client.py's
+VOLATILE_ENV = (b"LIT_CURRENT_TESTCASE", b"TMP", b"TMPDIR", b"TEMP", b"TEMPDIR", b"_",
+                b"MEMREF_RUNTIME_REPORT", b"MEMREF_RUNTIME_REPORT_PIPES")  # python_client.py's
 OWNER_ENV = "MEMREF_RUNTIME_PYTHON_SERVER_OWNER"
 # What the tests import, imported once here (a module missing from a provider is skipped).
 PRELOAD = ("numpy", "ctypes", "mlir.ir", "mlir.passmanager", "mlir.execution_engine", "mlir.runtime",
