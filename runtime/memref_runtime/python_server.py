@@ -90,7 +90,7 @@ class Server:
         self.stdio = {name: (getattr(sys, name).encoding, getattr(sys, name).errors)
                       for name in ("stdin", "stdout", "stderr")}
         self.buffered = not sys.stdout.write_through
-        self.modules = dict(sys.modules)
+        self.main = sys.modules.get("__main__")  # the server's own, which a child replaces
 
     # --- serving --------------------------------------------------------------------------
 
@@ -440,7 +440,7 @@ def finish(status: int, server: Server, signo: int | None = None) -> None:
                              + "".join(traceback.format_exception_only(type(e), e)))
             status = 120
     main = sys.modules.get("__main__")
-    if main is not server.modules.get("__main__") and isinstance(main, types.ModuleType):
+    if main is not server.main and isinstance(main, types.ModuleType):
         main.__dict__.clear()  # the test's globals, as CPython clears __main__ early at shutdown
     del main
     sys.last_type = sys.last_value = sys.last_traceback = None
