@@ -131,9 +131,10 @@ class Floors:
         self.repeats, self.cache = repeats, {}
         self.folder = server_lit.start_run()  # this run's own servers, stopped at exit
 
-    def seconds(self, route: str, code: str, env: dict) -> float:
+    def seconds(self, route: str, code: str, env: dict, cwd: Path = ROOT) -> float:
+        """`code` run as `python -c` in `cwd` (a test's folder: its helper modules import)."""
         env = {k: v for k, v in env.items() if k not in ("LIT_CURRENT_TESTCASE",)}
-        key = (route, code, tuple(sorted(env.items())))
+        key = (route, code, str(cwd), tuple(sorted(env.items())))
         if key not in self.cache:
             if route == "server":
                 env.update({server_lit.DIR_ENV: self.folder, server_lit.OWNER_ENV: str(os.getpid())})
@@ -141,8 +142,8 @@ class Floors:
             else:
                 command = [sys.executable, "-c", code]
             env.pop(server_lit.TIMING_ENV, None)
-            run_wall(command, env=env)  # starts the server; warms the caches
-            self.cache[key] = min(run_wall(command, env=env) for _ in range(self.repeats))
+            run_wall(command, env=env, cwd=cwd)  # starts the server; warms the caches
+            self.cache[key] = min(run_wall(command, env=env, cwd=cwd) for _ in range(self.repeats))
         return self.cache[key]
 
 
@@ -198,7 +199,8 @@ def attribute(route: str, tests: list[str], floors: Floors, repeats: int) -> dic
             if procs:
                 env = procs[0]["env"]
                 bare = floors.seconds(route, "pass", env)
-                floor = floors.seconds(route, imports_of(script), env) if script.suffix == ".py" else bare
+                floor = (floors.seconds(route, imports_of(script), env, script.parent)
+                         if script.suffix == ".py" else bare)
                 in_process_imports = floor - bare if route == "fresh" else 0.0
                 row["floor"] = floor * len(procs)
                 for part in ("parse_lower", "jit", "kernels"):
