@@ -61,14 +61,21 @@ def _load(name: str):
 server_lit = _load("python_server_lit")
 
 
-def run_wall(command: list[str], **kwargs) -> float:
-    """Seconds `command` takes; a failing command raises."""
+def run_wall(command: list[str], check: bool = True, **kwargs) -> float:
+    """Seconds `command` takes; a failing command raises (with `check`) or is reported on stderr."""
     start = time.perf_counter()
     out = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kwargs)
     elapsed = time.perf_counter() - start
     if out.returncode:
-        raise RuntimeError(f"{shlex.join(command)} exited {out.returncode}:\n{out.stdout[-3000:]}")
+        message = f"{shlex.join(command)} exited {out.returncode}:\n{out.stdout[-3000:]}"
+        if check:
+            raise RuntimeError(message)
+        print(message, file=sys.stderr)
+        FAILED_COMMANDS.append(shlex.join(command))
     return elapsed
+
+
+FAILED_COMMANDS: list[str] = []  # timed all the same; the run exits 1
 
 
 def lit_command(route: str, *args: str) -> list[str]:
@@ -94,12 +101,12 @@ def pytest_walls(repeats: int, jobs: int, paths: list[str]) -> tuple[dict[str, l
     base = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *paths]
     with tempfile.TemporaryDirectory(prefix="suite-jit-") as stats:
         for _ in range(repeats):
-            walls["serial"].append(run_wall(base + ["-n", "0"], cwd=ROOT))
+            walls["serial"].append(run_wall(base + ["-n", "0"], check=False, cwd=ROOT))
             shutil.rmtree(stats, ignore_errors=True)
             env = dict(os.environ, MEMREF_RUNTIME_JIT_CACHE_STATS=stats)
             # As README command 2 runs it (conftest.py: every core, worksteal), unless told -j.
             parallel = [] if jobs == os.cpu_count() and not paths else ["-n", str(jobs), "--dist", "worksteal"]
-            walls["parallel"].append(run_wall(base + parallel, cwd=ROOT, env=env))
+            walls["parallel"].append(run_wall(base + parallel, check=False, cwd=ROOT, env=env))
         counts = Counter()
         for path in Path(stats).glob("*.json"):
             counts.update(json.loads(path.read_text()))
@@ -343,7 +350,10 @@ def main(argv: list[str] | None = None) -> int:
               "lit -j1, milliseconds:")
         write()
         write(attribution_table(rows, args.markdown))
-    return 1 if failed else 0
+    if FAILED_COMMANDS:
+        write()
+        write("Failed (timed all the same): " + "; ".join(FAILED_COMMANDS))
+    return 1 if failed or FAILED_COMMANDS else 0
 
 
 if __name__ == "__main__":
