@@ -201,11 +201,11 @@ def attribute(route: str, tests: list[str], floors: Floors, repeats: int) -> dic
             input_path = tmp / "input" / server_lit.input_name(name)
             if input_path.exists():
                 row["filecheck"] = time_filecheck(executed_filechecks(result["output"]), input_path, repeats)
-            # A Python process that a test process started runs within that one's time (its
-            # parts too): only the top-level processes count, the others are their test code.
-            procs = records.get(name, [])
-            pids = {p.get("pid") for p in procs}
-            procs = [p for p in procs if p.get("ppid") not in pids]
+            # A Python process that ran within another's time (one a test process started, such
+            # as a replay script) is part of that one's time: only the outermost ones count.
+            procs = [p for p in records.get(name, []) if not any(
+                q is not p and q["started"] <= p["started"]
+                and p["started"] + p["seconds"] <= q["started"] + q["seconds"] for q in records.get(name, []))]
             script = ROOT / short
             if procs:
                 env = procs[0]["env"]

@@ -155,9 +155,7 @@ def _write() -> None:
     record = {
         "test": os.environ.get("LIT_CURRENT_TESTCASE"),
         "argv": sys.argv,
-        "started": _state["started"],  # wall clock: which test ran first
-        "pid": os.getpid(),
-        "ppid": os.getppid(),  # a process a test process started is part of that one's time
+        "started": _state["started"],  # wall clock: which ran first, which ran within another
         "seconds": time.perf_counter() - _state["start"],
         "parts": _state["parts"],
         "env": dict(os.environ),  # to start the same imports in a bare process (the floor)
