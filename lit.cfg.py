@@ -30,6 +30,10 @@ Runs the tests under lit_tests/ (and nothing else) with `lit .`, `lit lit_tests`
   llvm_src_root=DIR          %llvm_src_root, by default its sibling llvm/)
   host_cc=CC, host_cxx=CXX   for upstream's %host_cc/%host_cxx
                              (docs/upstream-compat.md: upstream's substitutions and features)
+  python_server=0|1          %PYTHON runs in a child of a pre-started interpreter (default 1,
+                             Linux; feature python-server) or in a fresh one (0); docs/speed.md
+  timing=DIR                 each test process writes where its time went to DIR
+  record_check_input=DIR     what each test pipes into FileCheck/count is kept in DIR
 
 A site configuration (lit.site.cfg.py, written by CMake) may preset `config.python_executable`,
 `config.llvm_tools_dir`, `config.mlir_tools_dir`, `config.mlir_lib_dir`, `config.mlir_python_path`
@@ -300,10 +304,12 @@ if not filecheck:
 config.available_features.add("filecheck-" + filecheck_kind(filecheck))
 
 # Where LLVM's `not` and `count` are missing, the same in Python (lit's own `not` builtin has
-# no `--crash`).
+# no `--crash`). Like LLVM's, `not --crash` turns LLVM's symbolization off for the command (the
+# Python server also runs it in a fresh interpreter then: docs/speed.md).
 NOT_IN_PYTHON = (
-    f'"{python}" -c "import subprocess, sys; a = sys.argv[1:]; c = a[:1] == [\'--crash\'];'
-    ' r = subprocess.call(a[c:]); sys.exit(r >= 0 if c else r <= 0)"'
+    f'"{python}" -c "import os, subprocess, sys; a = sys.argv[1:]; c = a[:1] == [\'--crash\'];'
+    ' e = dict(os.environ, LLVM_DISABLE_SYMBOLIZATION=\'1\') if c else None;'
+    ' r = subprocess.call(a[c:], env=e); sys.exit(r >= 0 if c else r <= 0)"'
 )
 COUNT_IN_PYTHON = f'"{python}" -c "import sys; sys.exit(sum(1 for _ in sys.stdin) != int(sys.argv[1]))"'
 TOOLS = {
@@ -474,6 +480,15 @@ if getattr(lit_config, "update_tests", False):
 # ---------------------------------------------------------------------------
 # (end of lit --update-tests)
 # ---------------------------------------------------------------------------
+
+# ---------------------------------------------------------------------------
+# Speed: a pre-started Python server behind %PYTHON (-D python_server=1), what reaches FileCheck
+# recorded (-D record_check_input=DIR), per-process timings (-D timing=DIR); logic in
+# runtime/memref_runtime/python_server_lit.py. Last: it rewrites %PYTHON and needs the final
+# environment.
+# ---------------------------------------------------------------------------
+
+load_runtime_module("python_server_lit").configure(config, lit_config, params, suite_settings.parse_flag)
 
 lit_config.dbg(f"memref-runtime features: {sorted(config.available_features)}")
 lit_config.dbg(f"memref-runtime substitutions: {config.substitutions}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import importlib.util
 import os
@@ -12,6 +13,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 from hypothesis import settings
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: serial tests are not isolated
+    fcntl = None
 
 # Property tests (tests/test_properties.py) run under a profile: "ci" by default, a few hundred
 # examples in all; `pytest --hypothesis-profile=long tests/test_properties.py` runs 10,000 per
@@ -50,10 +56,59 @@ MLIR_MAJOR = mlir_major_version() if HAVE_JIT else None
 def pytest_configure(config):
     if config.getoption("hypothesis_profile", None) is None:
         settings.load_profile("ci")
+    run_in_parallel_by_default(config)
+    config.addinivalue_line(
+        "markers", "serial: runs alone: no other test runs meanwhile, also under pytest -n (RSS, timing)")
     config.addinivalue_line(
         "markers",
         f"mlir_i1_memref: needs MLIR >= {MIN_MLIR_FOR_I1_MEMREF} to lower memref.load/store of i1")
     config.addinivalue_line("markers", "jit: compiles and runs MLIR with the ExecutionEngine")
+
+
+def run_in_parallel_by_default(config) -> None:
+    """`pytest` alone (the whole suite) runs on every core, as `-n auto` would (pytest-xdist, if
+    installed); a run of chosen files or tests stays in one process unless -n says otherwise.
+    Runs before xdist's own pytest_configure, which starts the workers."""
+    if (not config.pluginmanager.hasplugin("xdist") or hasattr(config, "workerinput")
+            or config.args_source != pytest.Config.ArgsSource.TESTPATHS
+            or config.option.numprocesses is not None or config.option.tx or config.option.dist != "no"
+            or config.getoption("usepdb", False) or config.getoption("collectonly", False)):
+        return
+    workers = config.hook.pytest_xdist_auto_num_workers(config=config)
+    if workers > 1:
+        # worksteal: an idle worker takes tests queued for a busy one (our lit and CMake tests
+        # are long, the others short).
+        config.option.numprocesses, config.option.dist = workers, "worksteal"
+        config.option.tx = ["popen"] * workers
+
+
+@pytest.fixture(autouse=True)
+def serial_tests_run_alone(request, tmp_path_factory):
+    """Under pytest -n, a test marked `serial` runs while no other test does; others share.
+
+    Two file locks shared by the workers (their temporary folders' common parent): a test takes
+    the turnstile, then the run lock shared, or exclusive if serial, so a waiting serial test
+    lets no new test start before it (no starvation). Without xdist this costs nothing."""
+    if fcntl is None or not hasattr(request.config, "workerinput"):
+        yield
+        return
+    folder = tmp_path_factory.getbasetemp().parent
+    serial = request.node.get_closest_marker("serial") is not None
+    with _flock(folder / "turnstile.lock", fcntl.LOCK_EX) as turnstile, \
+            _flock(folder / "run.lock", fcntl.LOCK_EX if serial else fcntl.LOCK_SH):
+        if not serial:
+            fcntl.flock(turnstile, fcntl.LOCK_UN)
+        yield
+
+
+@contextlib.contextmanager
+def _flock(path, mode):
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, mode)
+        yield fd
+    finally:
+        os.close(fd)
 
 
 def pytest_collection_modifyitems(config, items):

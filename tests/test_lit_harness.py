@@ -74,6 +74,7 @@ def report(out: str, test: str) -> str:
     return out.split(f"TEST 'memref-runtime :: lit_tests/{test}' FAILED", 1)[1].split("\n" + "*" * 20 + "\n", 1)[0]
 
 
+@pytest.mark.serial  # lit --timeout 3: a loaded machine must not time out the tests that pass
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_a_crash_and_a_hang_fail_alone(suite, workers):
     start = time.monotonic()

@@ -18,6 +18,9 @@ from memref_runtime.np_to_memref import (
     unranked_memref_to_numpy,
 )
 
+# RSS and leak measurements: no other test may allocate or run meanwhile (pytest -n).
+pytestmark = pytest.mark.serial
+
 SUM_F64 = r"""
 func.func @sum(%a: memref<?xf64>, %out: memref<f64>) attributes { llvm.emit_c_interface } {
   %c0 = arith.constant 0 : index

@@ -21,6 +21,7 @@ import tempfile
 import threading
 from types import MappingProxyType
 
+from . import jit_cache
 from .bindings import bindings
 from .call_plan import build_plan, make_invoker
 from .callbacks import CallbackErrors, make_trampoline
@@ -150,8 +151,13 @@ class JitModule:
         self.module = lower_to_llvm(module, self.pipeline, runtime_verification=self.runtime_verification)
         self._asserts = routes_asserts(self.module)
         self._guard: Guard | None = None  # set on the first call when the module has asserts
-        self.engine = create_execution_engine(module, opt_level=self.opt_level, shared_libs=self.shared_libs)
-        install_fallbacks(self.engine, self.shared_libs)
+        # JIT reuse (jit_cache.py): the linked engine of the same module, when it may be shared.
+        key = jit_cache.key_of(self.module, opt_level=self.opt_level, shared_libs=self.shared_libs,
+                               runtime_verification=self.runtime_verification)
+        self.engine = jit_cache.reuse_at_creation(self, key)
+        if self.engine is None:
+            self.engine = create_execution_engine(module, opt_level=self.opt_level, shared_libs=self.shared_libs)
+            install_fallbacks(self.engine, self.shared_libs)
         self._lock = threading.RLock()
         self._compiled = False
         self._broken: str | None = None
@@ -232,10 +238,11 @@ class JitModule:
             return
         self._compiled = True  # even on failure: the engine cannot link again
         llvm_errors: list[str] = []
-        with _captured_stderr(llvm_errors):
-            self.engine.initialize()
-            for name in self.functions:
-                self._addresses[name] = self.engine.raw_lookup("_mlir_ciface_" + name)
+        if not jit_cache.adopt(self):  # else linked already, for a JitModule of the same module
+            with _captured_stderr(llvm_errors):
+                self.engine.initialize()
+                for name in self.functions:
+                    self._addresses[name] = self.engine.raw_lookup("_mlir_ciface_" + name)
         missing = [n for n, a in self._addresses.items() if not a]
         if not missing and self._asserts:
             self._guard = Guard(self.engine)
@@ -252,6 +259,7 @@ class JitModule:
                 + "\n  register callbacks with register_callback() before the first call, or pass "
                   "shared_libs= with the libraries that define these symbols")
             raise RuntimeError(self._broken)
+        jit_cache.offer(self)
 
     # --- callbacks ------------------------------------------------------------------------
 

@@ -22,6 +22,9 @@ if _bindings != "mlir" or _runtime == "memref_runtime":
     _aliases.alias_mlir_bindings(_bindings)
     if _runtime == "memref_runtime":
         _aliases.alias_mlir_runtime()
+# benchmarks/suite.py: `lit -D timing=DIR` records where each test process's time goes.
+if os.environ.get("MEMREF_RUNTIME_TIMING"):
+    _load("_memref_runtime_timing", os.path.join(os.path.dirname(_here), "timing.py")).install()
 
 
 
