@@ -6,6 +6,7 @@ import contextlib
 import ctypes
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -121,6 +122,21 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(no_i1)
         if "jit" in item.keywords and not HAVE_JIT:
             item.add_marker(no_jit)
+
+
+def make_lit_suite(root: Path, tests: dict[str, str]) -> Path:
+    """A throw-away copy of the suite in `root`: this repo's lit.cfg.py, runtime/ and mlir_inputs/
+    (linked), lit_tests/lit.local.cfg, and `tests` ({path under lit_tests/: text})."""
+    repo = RUNTIME_DIR.parent
+    (root / "lit_tests").mkdir(parents=True, exist_ok=True)
+    shutil.copy(repo / "lit.cfg.py", root / "lit.cfg.py")
+    for shared in ("runtime", "mlir_inputs"):
+        (root / shared).symlink_to(repo / shared)
+    shutil.copy(repo / "lit_tests" / "lit.local.cfg", root / "lit_tests" / "lit.local.cfg")
+    for name, text in tests.items():
+        (root / "lit_tests" / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / "lit_tests" / name).write_text(text)
+    return root
 
 
 def compile_mlir(source: str, callbacks: dict | None = None, opt_level: int = 2):

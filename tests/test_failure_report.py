@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import make_lit_suite
+
 REPO = Path(__file__).resolve().parent.parent
 RUNTIME = REPO / "runtime"
 SITE = RUNTIME / "memref_runtime" / "_site"
@@ -158,14 +160,7 @@ needs_lit = pytest.mark.skipif(LIT is None or not HAVE_MLIR, reason="needs lit a
 @pytest.fixture(scope="module")
 def lit_run(tmp_path_factory):
     """lit -v on a throw-away copy of the suite holding TESTS: (its output, the exec root)."""
-    root = tmp_path_factory.mktemp("suite")
-    shutil.copy(REPO / "lit.cfg.py", root / "lit.cfg.py")
-    for shared in ("runtime", "mlir_inputs"):
-        (root / shared).symlink_to(REPO / shared)
-    (root / "lit_tests").mkdir()
-    shutil.copy(REPO / "lit_tests" / "lit.local.cfg", root / "lit_tests" / "lit.local.cfg")
-    for name, text in TESTS.items():
-        (root / "lit_tests" / name).write_text(text)
+    root = make_lit_suite(tmp_path_factory.mktemp("suite"), TESTS)
     exec_root = root / "build"
     out = subprocess.run([LIT, "-v", "-D", f"exec_root={exec_root}", "lit_tests"], cwd=root,
                          capture_output=True, text=True, timeout=600)

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import make_lit_suite
+
 REPO = Path(__file__).resolve().parent.parent
 LIT = shutil.which("lit", path=os.path.dirname(sys.executable)) or shutil.which("lit")
 
@@ -49,14 +51,7 @@ engine.invoke("poke", ctypes.pointer(ctypes.pointer(null)))
 @pytest.fixture(scope="module")
 def suite(tmp_path_factory) -> Path:
     """lit.cfg.py and runtime/ of this repo, a lit_tests/ of three tests, and decoys around it."""
-    root = tmp_path_factory.mktemp("suite")
-    shutil.copy(REPO / "lit.cfg.py", root / "lit.cfg.py")
-    for shared in ("runtime", "mlir_inputs"):
-        (root / shared).symlink_to(REPO / shared)
-    (root / "lit_tests" / "runtime").mkdir(parents=True)
-    shutil.copy(REPO / "lit_tests" / "lit.local.cfg", root / "lit_tests" / "lit.local.cfg")
-    for name, text in TESTS.items():
-        (root / "lit_tests" / name).write_text(text)
+    root = make_lit_suite(tmp_path_factory.mktemp("suite"), TESTS)
     # Files lit must never collect: tests/, a build folder, a venv.
     for decoy in ("tests/decoy.py", "build/decoy.py", ".venv/lib/decoy.py"):
         (root / decoy).parent.mkdir(parents=True, exist_ok=True)

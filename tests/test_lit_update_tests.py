@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import make_lit_suite
+
 REPO = Path(__file__).resolve().parent.parent
 LIT = shutil.which("lit", path=os.path.dirname(sys.executable)) or shutil.which("lit")
 
@@ -56,14 +58,7 @@ EXPECTED_FILE = "old output\n"
 
 @pytest.fixture
 def suite(tmp_path) -> Path:
-    root = tmp_path / "suite"
-    (root / "lit_tests").mkdir(parents=True)
-    shutil.copy(REPO / "lit.cfg.py", root / "lit.cfg.py")
-    for shared in ("runtime", "mlir_inputs"):
-        (root / shared).symlink_to(REPO / shared)
-    shutil.copy(REPO / "lit_tests" / "lit.local.cfg", root / "lit_tests" / "lit.local.cfg")
-    for name, text in TESTS.items():
-        (root / "lit_tests" / name).write_text(text)
+    root = make_lit_suite(tmp_path / "suite", TESTS)
     (root / "lit_tests" / "diffs.py.expected").write_text(EXPECTED_FILE)
     return root
 

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import make_lit_suite
+
 REPO = Path(__file__).resolve().parent.parent
 LIT = shutil.which("lit", path=os.path.dirname(sys.executable)) or shutil.which("lit")
 DEBIAN_MLIR_OPT = Path("/usr/lib/llvm-22/bin/mlir-opt")
@@ -66,15 +68,7 @@ LOCAL_CONFIGS = {
 
 @pytest.fixture(scope="module")
 def suite(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("suite")
-    shutil.copy(REPO / "lit.cfg.py", root / "lit.cfg.py")
-    for shared in ("runtime", "mlir_inputs"):
-        (root / shared).symlink_to(REPO / shared)
-    (root / "lit_tests").mkdir()
-    shutil.copy(REPO / "lit_tests" / "lit.local.cfg", root / "lit_tests" / "lit.local.cfg")
-    for name, text in TESTS.items():
-        (root / "lit_tests" / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / "lit_tests" / name).write_text(text)
+    root = make_lit_suite(tmp_path_factory.mktemp("suite"), TESTS)
     for folder, text in LOCAL_CONFIGS.items():
         (root / "lit_tests" / folder / "lit.local.cfg").write_text(text)
     return root
