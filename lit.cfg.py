@@ -210,7 +210,30 @@ def probe_python(python: str, bindings: str) -> dict:
         lit_config.fatal(f"cannot probe the test interpreter {python!r}: {e}")
 
 
-probe = probe_python(python, bindings)
+# The probe's answer is kept while the interpreter, the folders it imports MLIR and LLVM from
+# (and their parent, where packages are installed) and the runtime's sources are unchanged.
+probe_cache = load_runtime_module("probe_cache")
+RUNTIME_SOURCES = os.path.join(repo_root, "runtime", "memref_runtime")
+
+
+def probe_depends_on(found: dict) -> list:
+    folders = found["bindings_dirs"] + found["llvm_dirs"]
+    sources = [os.path.join(RUNTIME_SOURCES, n) for n in sorted(os.listdir(RUNTIME_SOURCES)) if n.endswith(".py")]
+    return [python, os.path.realpath(python), found["scripts_dir"]] + folders + [os.path.dirname(f) for f in folders] + sources
+
+
+probe = probe_cache.cached(
+    "python",
+    {
+        "python": python,
+        "probe": hashlib.sha256(PROBE.encode()).hexdigest(),
+        "bindings": bindings,
+        "pythonpath": TEST_PYTHONPATH[1:],
+        "environment": {v: os.environ.get(v) for v in ("PATH", "LD_LIBRARY_PATH", "PYTHONHOME", "PYTHONPATH")},
+    },
+    lambda: probe_python(python, bindings),
+    probe_depends_on,
+)
 bindings_dirs = probe["bindings_dirs"]
 if not bindings_dirs:
     message = f"{python} cannot import the MLIR bindings package {bindings!r}"
@@ -286,16 +309,8 @@ def python_filecheck():
 
 def filecheck_kind(command: str) -> str:
     """`llvm` or `python`: LLVM's FileCheck names LLVM in its --version output."""
-    try:
-        out = subprocess.run(
-            shlex.split(command, posix=os.name != "nt") + ["--version"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
-        return "llvm" if "LLVM" in out.stdout + out.stderr else "python"
-    except (OSError, subprocess.SubprocessError):
-        return "python"
+    args = shlex.split(command, posix=os.name != "nt")
+    return "llvm" if "LLVM" in probe_cache.tool_output(args + ["--version"], timeout=30) else "python"
 
 
 filecheck = given_path("filecheck", executable=True) or find_tool("FileCheck", "llvm_tools") or python_filecheck()
@@ -451,6 +466,7 @@ for var in ("HOME", "DYLD_LIBRARY_PATH"):
 # ---------------------------------------------------------------------------
 
 upstream_compat = load_runtime_module("upstream_compat")
+upstream_compat.run_tool = probe_cache.tool_output  # --version/--help kept while the tool is unchanged
 # The bindings' own opt tool names the LLVM that .py tests run (bindings.py's table).
 opt_tool_path = load_runtime_module("bindings")._OPT_TOOLS.get(bindings, ("bin", "mlir-opt"))
 bindings_tool = next((p for p in (os.path.join(d, *opt_tool_path) for d in bindings_dirs) if os.access(p, os.X_OK)), None)

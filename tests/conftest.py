@@ -83,30 +83,54 @@ def run_in_parallel_by_default(config) -> None:
         config.option.tx = ["popen"] * workers
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item, nextitem):
+    item._next_item = nextitem  # serial_tests_run_alone keeps its lock for a serial next test
+
+
+_held_exclusively: list = []  # the two lock fds a run of serial tests holds on this worker
+
+
 @pytest.fixture(autouse=True)
 def serial_tests_run_alone(request, tmp_path_factory):
     """Under pytest -n, a test marked `serial` runs while no other test does; others share.
 
     Two file locks shared by the workers (their temporary folders' common parent): a test takes
     the turnstile, then the run lock shared, or exclusive if serial, so a waiting serial test
-    lets no new test start before it (no starvation). Without xdist this costs nothing."""
+    lets no new test start before it (no starvation). Serial tests come first in the order
+    (pytest_collection_modifyitems), and a worker keeps the exclusive lock from one serial test
+    to the next, so they run as one block instead of each waiting for the other workers'
+    current tests. Without xdist this costs nothing."""
     if fcntl is None or not hasattr(request.config, "workerinput"):
         yield
         return
     folder = tmp_path_factory.getbasetemp().parent
     serial = request.node.get_closest_marker("serial") is not None
-    with _flock(folder / "turnstile.lock", fcntl.LOCK_EX) as turnstile, \
-            _flock(folder / "run.lock", fcntl.LOCK_EX if serial else fcntl.LOCK_SH):
-        if not serial:
-            fcntl.flock(turnstile, fcntl.LOCK_UN)
+    if serial:
+        if not _held_exclusively:
+            _held_exclusively.extend(_lock(folder / name, fcntl.LOCK_EX) for name in ("turnstile.lock", "run.lock"))
         yield
+        following = getattr(request.node, "_next_item", None)
+        if following is None or following.get_closest_marker("serial") is None:
+            while _held_exclusively:
+                os.close(_held_exclusively.pop())
+        return
+    with _flock(folder / "turnstile.lock", fcntl.LOCK_EX) as turnstile, \
+            _flock(folder / "run.lock", fcntl.LOCK_SH):
+        fcntl.flock(turnstile, fcntl.LOCK_UN)
+        yield
+
+
+def _lock(path, mode) -> int:
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, mode)
+    return fd
 
 
 @contextlib.contextmanager
 def _flock(path, mode):
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = _lock(path, mode)
     try:
-        fcntl.flock(fd, mode)
         yield fd
     finally:
         os.close(fd)
@@ -117,6 +141,8 @@ def pytest_collection_modifyitems(config, items):
         reason=f"MLIR {MLIR_MAJOR} < {MIN_MLIR_FOR_I1_MEMREF}: lowering memref.load/store of i1 "
         "aborts the process (assertion `integralElementType.getWidth() >= 8`)")
     no_jit = pytest.mark.skip(reason="no MLIR Python bindings with an ExecutionEngine")
+    # Serial tests first, in one block (see serial_tests_run_alone); the rest keep their order.
+    items.sort(key=lambda item: item.get_closest_marker("serial") is None)
     for item in items:
         if "mlir_i1_memref" in item.keywords and (MLIR_MAJOR or 0) < MIN_MLIR_FOR_I1_MEMREF:
             item.add_marker(no_i1)

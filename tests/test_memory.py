@@ -18,8 +18,8 @@ from memref_runtime.np_to_memref import (
     unranked_memref_to_numpy,
 )
 
-# RSS and leak measurements: no other test may allocate or run meanwhile (pytest -n).
-pytestmark = pytest.mark.serial
+# The RSS measurements of other processes (rss_growth runs a script of its own) and the lifetime
+# tests need no isolation; the one that reads this process's RSS runs alone (serial).
 
 SUM_F64 = r"""
 func.func @sum(%a: memref<?xf64>, %out: memref<f64>) attributes { llvm.emit_c_interface } {
@@ -244,6 +244,7 @@ func.func @alloc_touch(%n: index) -> memref<?xf32> {
 """
 
 
+@pytest.mark.serial  # reads the resident memory of this process: nothing else may run meanwhile
 @pytest.mark.jit
 def test_10k_returned_4mb_memrefs_dropped_leave_memory_flat():
     from memref_runtime import JitModule

@@ -169,6 +169,11 @@ def _run(args: list, timeout: int = 60) -> str:
         return ""
 
 
+# How the probes below run a tool: lit.cfg.py puts probe_cache.tool_output here, which keeps a
+# tool's --version/--help while its executable is unchanged.
+run_tool = _run
+
+
 def guessed_triple() -> str:
     """The triple LLVM's default configuration gives this host (when no tool can tell)."""
     machine = platform.machine().lower()
@@ -182,7 +187,7 @@ def probe_llvm_build(tool: str | None, helper_dirs: list) -> LLVMBuild:
     llvm-config or llc next to it (or in `helper_dirs`), else guessed from the host."""
     if not tool:
         return LLVMBuild(None, triple=guessed_triple(), triple_from="the host (no LLVM tool)")
-    out = _run([tool, "--version"])
+    out = run_tool([tool, "--version"])
     version = LLVM_VERSION.search(out)
     version = version.group(1) if version else None
     asserts = ("with assertions" in out) if version else None
@@ -191,13 +196,13 @@ def probe_llvm_build(tool: str | None, helper_dirs: list) -> LLVMBuild:
         return LLVMBuild(tool, version, asserts, target.group(1), tool)
     for folder in dict.fromkeys([os.path.dirname(tool)] + [d for d in helper_dirs if d]):
         config_tool = os.path.join(folder, "llvm-config")
-        if os.access(config_tool, os.X_OK) and _run([config_tool, "--version"]).strip() == version:
-            triple = _run([config_tool, "--host-target"]).strip()
+        if os.access(config_tool, os.X_OK) and run_tool([config_tool, "--version"]).strip() == version:
+            triple = run_tool([config_tool, "--host-target"]).strip()
             if triple:
                 return LLVMBuild(tool, version, asserts, triple, config_tool)
         llc = os.path.join(folder, "llc")
         if os.access(llc, os.X_OK):
-            out = _run([llc, "--version"])
+            out = run_tool([llc, "--version"])
             found, target = LLVM_VERSION.search(out), DEFAULT_TARGET.search(out)
             if found and target and found.group(1) == version:
                 return LLVMBuild(tool, version, asserts, target.group(1), llc)
@@ -225,8 +230,8 @@ def build_features(lit_config, build: LLVMBuild) -> frozenset:
 def probe_mlir_opt(path: str | None) -> MlirOpt | None:
     if not path:
         return None
-    version = LLVM_VERSION.search(_run([path, "--version"]))
-    options = re.findall(r"^\s+--?(test-[\w-]+)", _run([path, "--help"]), re.M)
+    version = LLVM_VERSION.search(run_tool([path, "--version"]))
+    options = re.findall(r"^\s+--?(test-[\w-]+)", run_tool([path, "--help"]), re.M)
     return MlirOpt(path, version.group(1) if version else None, frozenset(options))
 
 
