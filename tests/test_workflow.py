@@ -64,3 +64,14 @@ def test_the_shard_matrix_and_the_coverage_check_agree():
     pythons = re.search(r'python: \[(.*)\]', text).group(1).replace('"', "").split(", ")
     assert re.search(r"for python in (.*); do", text).group(1).split() == pythons
     assert "--order=lexical" in text and "shards_cover_suite.py" in text
+
+
+def test_the_switches_of_the_workflow_are_those_ci_runs():
+    """Each suite-wide -D setting the workflow runs, .ci/run runs too (and the other way round,
+    for those lit.cfg.py reads as suite settings or the server switch)."""
+    text = CI.read_text()
+    in_workflow = set(re.search(r"setting: \[(.*)\]", text).group(1).replace('"', "").split(", "))
+    ci_run = (REPO / ".ci" / "run").read_text()
+    in_ci = set(re.findall(r"lit -sv? -D ((?:opt_level|runtime_verification|python_server)=\w+) lit_tests", ci_run))
+    assert in_workflow - {"python_server=0"} == in_ci
+    assert "compare_python_server.py" in ci_run  # .ci/run's python_server=0 route
