@@ -453,6 +453,10 @@ if mlir_python_path:
     config.environment["MEMREF_RUNTIME_MLIR_PYTHON_PATH"] = mlir_python_path
 config.environment["MLIR_INPUTS"] = PATH_SUBSTITUTIONS["%mlir_inputs"]
 config.environment["MEMREF_RUNTIME_BINDINGS"] = bindings
+# A test's Python writes stdout unbuffered, as stderr: under `2>&1 | FileCheck` what it prints
+# reaches the pipe in the order it happened, and a case that crashes (SIGSEGV, abort) loses
+# nothing it printed before (a buffered stdout would die with the process).
+config.environment["PYTHONUNBUFFERED"] = "1"
 for var in ("HOME", "DYLD_LIBRARY_PATH"):
     if var in os.environ:
         config.environment[var] = os.environ[var]

@@ -41,8 +41,9 @@ def secondCase():
     ctypes.string_at(0)
 run(secondCase)
 """,
-    # Upstream style: its own run(), TEST labels to a block-buffered stdout, no memref_runtime.
-    "upstream_style_crash.py": """# RUN: %PYTHON %s | FileCheck %s
+    # Upstream style: its own run(), TEST labels to stdout, no memref_runtime; stdout made
+    # block-buffered again (lit.cfg.py sets PYTHONUNBUFFERED), as outside this suite.
+    "upstream_style_crash.py": """# RUN: env -u PYTHONUNBUFFERED %PYTHON %s | FileCheck %s
 import ctypes
 import mlir.ir
 
@@ -56,6 +57,25 @@ run(testFine)
 # CHECK: fine
 
 def testDereferencesNull():
+    ctypes.string_at(0)
+run(testDereferencesNull)
+""",
+    # The same under the suite's own setting: what it printed before the crash is kept.
+    "upstream_style_crash_unbuffered.py": """# RUN: %PYTHON %s | FileCheck %s
+import ctypes
+import mlir.ir
+
+def run(f):
+    print("\\nTEST:", f.__name__)
+    f()
+
+def testFine():
+    print("fine")
+run(testFine)
+# CHECK: fine
+
+def testDereferencesNull():
+    print("about to read address 0")
     ctypes.string_at(0)
 run(testDereferencesNull)
 """,
@@ -197,6 +217,15 @@ def test_an_upstream_style_crash_names_the_case_from_the_stack(lit_run):
     assert "# killed by SIGSEGV (Segmentation fault) during `TEST: testDereferencesNull`" in text
     assert "TEST: testDereferencesNull\n" not in text
     assert re.search(r"^ *#0 0x[0-9a-f]+ ", text, re.M)
+
+
+@needs_lit
+def test_what_a_test_printed_to_stdout_before_a_crash_is_kept_in_order(lit_run):
+    out, _ = lit_run
+    text = report(out, "upstream_style_crash_unbuffered.py")
+    assert "# killed by SIGSEGV (Segmentation fault) during `TEST: testDereferencesNull`" in text
+    assert ("\nTEST: testFine\nfine\n\nTEST: testDereferencesNull\nabout to read address 0\n"
+            "Fatal Python error: Segmentation fault") in text
 
 
 @needs_lit
