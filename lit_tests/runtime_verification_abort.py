@@ -35,7 +35,7 @@ run(testOutOfBoundsStoreAborts)
 # CHECK-NEXT: ERROR: Runtime op verification failed
 # CHECK-NEXT: memref.store %arg2, %arg0[%arg1] : memref<?xf32>
 # CHECK-NEXT: ^ out-of-bounds access
-# CHECK-NEXT: Location: loc("-":4:3)
+# CHECK-NEXT: Location: loc("{{.*}}mlir_inputs/out_of_bounds.mlir":4:3)
 # CHECK-NEXT: Fatal Python error: Aborted
 # CHECK: File "{{.*}}runtime_verification_abort.py", line {{[0-9]+}} in store_at
 # CHECK-NEXT: File "{{.*}}runtime_verification_abort.py", line {{[0-9]+}} in testOutOfBoundsStoreAborts

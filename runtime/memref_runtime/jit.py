@@ -25,6 +25,7 @@ from . import jit_cache
 from .bindings import bindings
 from .call_plan import build_plan, make_invoker
 from .callbacks import CallbackErrors, make_trampoline
+from .mlir_source import parse_module
 from .lowering import (DEFAULT_PIPELINE, TENSOR_LOOP_PIPELINE, TENSOR_PIPELINE, LoweringError,
                        TranslationError, create_execution_engine, default_pipeline, lower_to_llvm)
 from .runner_utils import install_fallbacks, missing_runner_utils_hint, resolve_shared_libs
@@ -44,14 +45,13 @@ def _parse(source):
         buffer = io.BytesIO()
         source.operation.write_bytecode(buffer)
         return ir.Module.parse(buffer.getvalue(), context=source.context), source.context
+    context = ir.Context()
     if isinstance(source, os.PathLike) or (
             isinstance(source, str) and "\n" not in source and os.path.isfile(source)):
-        with open(source, "rb") as f:
-            source = f.read()
+        return parse_module(ir, None, context, path=source), context
     if not isinstance(source, (str, bytes)):
         raise TypeError(f"source: expected MLIR text, a path or an ir.Module, got {type(source).__name__}")
-    context = ir.Context()
-    return ir.Module.parse(source, context=context), context
+    return parse_module(ir, source, context), context
 
 
 def _prepare(module) -> None:

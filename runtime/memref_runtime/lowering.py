@@ -13,6 +13,7 @@ import tempfile
 
 from . import verification
 from .bindings import bindings, opt_tool
+from .mlir_source import parse_module
 from .pipeline_text import pass_name, top_level_passes
 from .settings import default_runtime_verification
 
@@ -259,7 +260,7 @@ def lower_to_llvm(module, pipeline: str | None = None, *, runtime_verification: 
     check, or any failed cf.assert, writes its message to stderr unbuffered before abort()."""
     ir = bindings().ir
     if isinstance(module, str):
-        module = ir.Module.parse(module, context=_current_context(ir) or ir.Context())
+        module = parse_module(ir, module, _current_context(ir) or ir.Context())
     if pipeline is None:
         pipeline = default_pipeline(module)
     if runtime_verification is None:

@@ -88,10 +88,11 @@ def mlir_inputs() -> str:
 
 def parse_input(name: str):
     """Parses the shared module `mlir_inputs()/<name>` in the current Context."""
-    from mlir.ir import Module
+    from mlir import ir
 
-    with open(os.path.join(mlir_inputs(), name)) as f:
-        return Module.parse(f.read())
+    from .mlir_source import parse_module
+
+    return parse_module(ir, None, None, path=os.path.join(mlir_inputs(), name))
 
 
 @functools.cache

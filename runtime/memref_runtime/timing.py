@@ -52,9 +52,9 @@ def _timed(part: str, fn):
 
 
 def _patch_ir(module) -> None:
-    parse = module.Module.__dict__.get("parse")
-    if parse is not None:
-        module.Module.parse = staticmethod(_timed("parse_lower", module.Module.parse))
+    for name in ("parse", "parseFile"):
+        if module.Module.__dict__.get(name) is not None:
+            setattr(module.Module, name, staticmethod(_timed("parse_lower", getattr(module.Module, name))))
 
 
 def _patch_passmanager(module) -> None:
