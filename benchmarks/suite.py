@@ -330,7 +330,9 @@ def main(argv: list[str] | None = None) -> int:
             pwalls, jit_counts = pytest_walls(1 if args.quick else max(1, repeats - 1), args.jobs, paths)
             jit_line = hit_rate(jit_counts)
             ratio = statistics.median(pwalls["parallel"]) / statistics.median(pwalls["serial"])
-            summary.append([f"pytest {' '.join(paths) or '(all)'} wall, serial -> -n {args.jobs}",
+            plain = args.jobs == os.cpu_count() and not paths  # README command 2: cores + 1 workers
+            parallel = f"`pytest` ({args.jobs + 1} workers)" if plain else f"-n {args.jobs}"
+            summary.append([f"pytest {' '.join(paths) or '(all)'} wall, serial -> {parallel}",
                             median_text(pwalls["serial"]), median_text(pwalls["parallel"]), f"{ratio:.2f}x",
                             f"<= {TARGETS['pytest']}x", "yes" if ratio <= TARGETS["pytest"] else "no"])
         except RuntimeError as e:
