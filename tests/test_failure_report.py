@@ -23,6 +23,24 @@ SITE = RUNTIME / "memref_runtime" / "_site"
 LIT = shutil.which("lit", path=os.path.dirname(sys.executable)) or shutil.which("lit")
 HAVE_MLIR = importlib.util.find_spec(os.environ.get("MEMREF_RUNTIME_BINDINGS") or "mlir") is not None
 
+UPSTREAM_STYLE_CRASH = """# RUN: {run} %s | FileCheck %s
+import ctypes
+import mlir.ir
+
+def run(f):
+    print("\\nTEST:", f.__name__)
+    f()
+
+def testFine():
+    print("fine")
+run(testFine)
+# CHECK: fine
+
+def testDereferencesNull():
+{before}    ctypes.string_at(0)
+run(testDereferencesNull)
+"""
+
 # Each test shows one way to fail; `report` below cuts its part out of lit's output.
 TESTS = {
     # A memref_runtime.testing test whose second case crashes after FileCheck saw what it wanted:
@@ -43,42 +61,11 @@ run(secondCase)
 """,
     # Upstream style: its own run(), TEST labels to stdout, no memref_runtime; stdout made
     # block-buffered again (lit.cfg.py sets PYTHONUNBUFFERED), as outside this suite.
-    "upstream_style_crash.py": """# RUN: env -u PYTHONUNBUFFERED %PYTHON %s | FileCheck %s
-import ctypes
-import mlir.ir
-
-def run(f):
-    print("\\nTEST:", f.__name__)
-    f()
-
-def testFine():
-    print("fine")
-run(testFine)
-# CHECK: fine
-
-def testDereferencesNull():
-    ctypes.string_at(0)
-run(testDereferencesNull)
-""",
+    "upstream_style_crash.py": UPSTREAM_STYLE_CRASH.format(
+        run="env -u PYTHONUNBUFFERED %PYTHON", before=""),
     # The same under the suite's own setting: what it printed before the crash is kept.
-    "upstream_style_crash_unbuffered.py": """# RUN: %PYTHON %s | FileCheck %s
-import ctypes
-import mlir.ir
-
-def run(f):
-    print("\\nTEST:", f.__name__)
-    f()
-
-def testFine():
-    print("fine")
-run(testFine)
-# CHECK: fine
-
-def testDereferencesNull():
-    print("about to read address 0")
-    ctypes.string_at(0)
-run(testDereferencesNull)
-""",
+    "upstream_style_crash_unbuffered.py": UPSTREAM_STYLE_CRASH.format(
+        run="%PYTHON", before='    print("about to read address 0")\n'),
     "callback_raises.py": """# RUN: %PYTHON %s 2>&1 | FileCheck %s
 import ctypes
 from mlir.execution_engine import ExecutionEngine
