@@ -25,9 +25,9 @@ from . import jit_cache
 from .bindings import bindings
 from .call_plan import build_plan, make_invoker
 from .callbacks import CallbackErrors, make_trampoline
-from .mlir_source import parse_module
 from .lowering import (DEFAULT_PIPELINE, TENSOR_LOOP_PIPELINE, TENSOR_PIPELINE, LoweringError,
                        TranslationError, create_execution_engine, default_pipeline, lower_to_llvm)
+from .mlir_source import parse_module
 from .runner_utils import install_fallbacks, missing_runner_utils_hint, resolve_shared_libs
 from .settings import default_runtime_verification, resolve_opt_level
 from .signatures import FunctionSignature, func_ops, read_signatures

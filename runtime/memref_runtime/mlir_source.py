@@ -25,26 +25,30 @@ MAX_EXCERPTS = 5
 
 
 def parse_module(ir, source, context, *, path: str | os.PathLike | None = None):
-    """`ir.Module` from MLIR text or bytecode `source`, or from the file at `path` (read and
-    named by it in diagnostics, where the bindings can). A parse error (the bindings'
+    """`ir.Module` from MLIR text or bytecode `source`, or from the file at `path` (named by it
+    in diagnostics, where the bindings can parse a file). A parse error (the bindings'
     `MLIRError`) carries the source lines its diagnostics point at, as notes."""
+    names = {"-"}
+    parse_file = None
     if path is not None:
         path = os.fspath(path)
+        names.add(path)
         parse_file = getattr(ir.Module, "parseFile", None)
-        with open(path, "rb") as f:
-            text = f.read()
-        try:
-            if parse_file is not None:
-                return parse_file(path, context=context)
-            return ir.Module.parse(text, context=context)
-        except ir.MLIRError as error:
-            _add_excerpts(error, text, names={path, "-"})
-            raise
+        if parse_file is None:
+            source = _read(path)
     try:
+        if parse_file is not None:
+            return parse_file(path, context=context)
         return ir.Module.parse(source, context=context)
     except ir.MLIRError as error:
-        _add_excerpts(error, source, names={"-"})
+        # MLIR read the file itself: read it here only to show the lines of a failed parse.
+        _add_excerpts(error, _read(path) if source is None else source, names)
         raise
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
 
 
 def excerpts(error, source, names) -> list[str]:
