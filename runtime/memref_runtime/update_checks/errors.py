@@ -14,11 +14,12 @@ class Skipped(Exception):
 class RunFailed(UpdateError):
     """A RUN line whose run failed (or ran out of time): no CHECK lines are written from it.
 
-    `status` is the FileResult status it gives ("failed" or "timed-out"), `reason` one line that
-    says what went wrong, `excerpt` the part of the output that shows it."""
+    `status` is the FileResult status it gives ("failed" or "timed-out"); the message names the
+    RUN line and its command, with `reason` (one line that says what went wrong) and `excerpt`
+    (the part of the output that shows it)."""
 
     def __init__(self, status: str, line: int, command: str, reason: str, excerpt: str = ""):
-        self.status, self.line, self.command, self.reason, self.excerpt = status, line, command, reason, excerpt
+        self.status = status
         where = f"RUN line {line}" if line else "a preamble command"
         text = f"{where}: {reason}; file left unchanged\n  $ {command}"
         super().__init__(text + ("\n" + excerpt if excerpt else ""))

@@ -26,7 +26,6 @@ TRACEBACK = re.compile(r"^Traceback \(most recent call last\):[ \t]*$", re.M)
 # "Exception ignored in: <obj>", "Exception ignored on calling ctypes callback function: <f>",
 # and Python 3.13's "Exception ignored while ...": the default sys.unraisablehook's first line.
 UNRAISABLE = re.compile(r"^Exception ignored\b.*$", re.M)
-ALLOW_TRACEBACK = re.compile(r"^[ \t]*(?:#|//|;)[ \t]*UPDATE-CHECKS:[ \t]*allow-traceback:(?P<reason>.*)$", re.M)
 
 EXCERPT_LINES = 30
 REASON_WIDTH = 160

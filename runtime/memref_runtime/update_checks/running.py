@@ -272,7 +272,7 @@ def run_checks(test, lit_config, timeout: float = DEFAULT_TIMEOUT,
             done = execute(test, step.command, timeout=left)
             if done.timed_out:
                 raise RunFailed("timed-out", step.line, step.text, _time_limit(timeout),
-                                excerpt(done.out + done.err) if (done.out + done.err).strip() else "")
+                                excerpt(done.out + done.err))
             failure = run_failure(done.status, done.results, done.out, done.err, allow_traceback)
             if failure:
                 raise RunFailed("failed", step.line, step.text, *failure)

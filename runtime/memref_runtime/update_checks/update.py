@@ -9,11 +9,8 @@ from dataclasses import dataclass, field
 
 from .checks import generate_blocks
 from .errors import RunFailed, Skipped, UpdateError
-from .failures import ALLOW_TRACEBACK
 from .rewrite import comment_marker, rewrite, used_prefixes
 from .running import DEFAULT_TIMEOUT, discover, make_lit_config, run_checks, run_to_run_masks
-
-HAND_WRITTEN = re.compile(r"^[ \t]*(?:#|//|;)[ \t]*UPDATE-CHECKS:[ \t]*hand-written:(?P<reason>.*)$", re.M)
 
 STATUSES = ("unchanged", "updated", "out-of-date", "hand-written", "skipped", "failed", "timed-out", "error")
 # A file with one of these was not updated for a reason the user must act on (exit status 2).
@@ -34,9 +31,9 @@ class FileResult:
     new_test: bool = False
 
 
-def _marker_reason(marker: re.Pattern, name: str, text: str) -> str | None:
+def _marker_reason(name: str, text: str) -> str | None:
     """The reason given by an `UPDATE-CHECKS: <name>: <reason>` comment, None without one."""
-    m = marker.search(text)
+    m = re.search(rf"^[ \t]*(?:#|//|;)[ \t]*UPDATE-CHECKS:[ \t]*{re.escape(name)}:(?P<reason>.*)$", text, re.M)
     if not m:
         return None
     if not m.group("reason").strip():
@@ -50,11 +47,11 @@ def update_file(path: str, test, lit_config, timeout: float = DEFAULT_TIMEOUT) -
     with open(path, encoding="utf-8", newline="") as f:
         text = f.read()
     result = FileResult(path, "unchanged", old_text=text, new_text=text)
-    hand = _marker_reason(HAND_WRITTEN, "hand-written", text)
+    hand = _marker_reason("hand-written", text)
     if hand is not None:
         result.status, result.message = "hand-written", hand
         return result
-    allow_traceback = _marker_reason(ALLOW_TRACEBACK, "allow-traceback", text) is not None
+    allow_traceback = _marker_reason("allow-traceback", text) is not None
     comment_marker(text)
     runs = run_checks(test, lit_config, timeout=timeout, allow_traceback=allow_traceback)
     prefixes = [p for run, _ in runs for p in run.prefixes]
@@ -129,10 +126,9 @@ def headline(result: FileResult) -> str:
     """One line about a file: `updated: <path>: 4 CHECK lines written (a new test)` and the like."""
     text = f"{result.status}: {result.path}"
     if result.status in ("updated", "out-of-date"):
-        count = len(written_lines(result)) if result.new_test else None
-        verb = "written" if result.status == "updated" else "to write"
         if result.new_test:
-            text += f": {count} CHECK lines {verb} (a new test)"
+            verb = "written" if result.status == "updated" else "to write"
+            text += f": {len(written_lines(result))} CHECK lines {verb} (a new test)"
     elif result.message:
         text += f": {result.message}"
     return text
