@@ -321,6 +321,18 @@ def test_a_crash_ends_the_process_lit_waits_for_by_the_same_signal(tmp_path):
     assert "'signal_name': 'SIGSEGV'" in record
 
 
+def test_a_test_killed_by_sigkill_ends_so_and_never_runs_again(tmp_path):
+    # SIGKILL (the out-of-memory killer, lit --timeout) cannot be handled: the copier once failed
+    # to pass it on, and the exception put it back into the test, which ran again and exited 0.
+    script = ("import os, signal\nprint('runs', flush=True)\n"
+              "os.kill(os.getpid(), signal.SIGKILL)\nprint('after the kill')\n")
+    code, out, _ = run_script(tmp_path, script, report=True, merged=True)
+    assert code == -signal.SIGKILL
+    assert out == b"runs\n"
+    record = next((tmp_path / "report").glob("*.record")).read_text()
+    assert "'signal_name': 'SIGKILL'" in record
+
+
 @pytest.mark.skipif(not HAVE_MLIR, reason="needs the MLIR bindings")
 @pytest.mark.parametrize("then, status", [("SIGUSR1", -signal.SIGUSR1), ("crash", -signal.SIGSEGV)])
 def test_llvm_handlers_take_only_the_fatal_signals(tmp_path, then, status):

@@ -222,22 +222,15 @@ def _copy(sources: dict, report: int, child: int) -> int:
 
 def _end_like(status: int) -> None:
     """Ends this process the way wait status `status` says the child ended."""
-    import _signal as signal
-
     if os.WIFSIGNALED(status):
-        number = os.WTERMSIG(status)
         try:
             import resource
 
             resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
         except (ImportError, ValueError, OSError):
             pass  # the child dumped core already, if it was to: not the copier too
-        signal.signal(number, signal.SIG_DFL)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, [number])
-        os.kill(os.getpid(), number)
-        os._exit(128 + number)
-    os._exit(os.waitstatus_to_exitcode(status) if hasattr(os, "waitstatus_to_exitcode")
-             else os.WEXITSTATUS(status))
+        _sibling("python_client").die_like(os.WTERMSIG(status))  # SIGKILL and SIGSTOP too
+    os._exit(os.waitstatus_to_exitcode(status))
 
 
 def copy_output_to_report(folder: str) -> None:
@@ -277,10 +270,17 @@ def copy_output_to_report(folder: str) -> None:
             os.close(read_end)
             os.close(write_end)
         os.close(report)
-        os.environ[COPIED_ENV] = ",".join(sorted(copied | {
-            "{}:{}".format(*_identity_of_pipe(fd)) for fd in pipes}))
+        os.environ[COPIED_ENV] = ",".join(sorted(copied | {"{}:{}".format(*_identity(fd)) for fd in pipes}))
         return
-    # The copier: the process lit waits for.
+    # The copier: the process lit waits for. It never returns: an exception back in
+    # sitecustomize would make it run the test a second time.
+    try:
+        _copy_and_end_like_child(child, pipes, report, base, record)
+    finally:
+        os._exit(125)
+
+
+def _copy_and_end_like_child(child: int, pipes: dict, report: int, base: str, record: dict) -> None:
     import _signal as signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the child, which decides
@@ -307,11 +307,6 @@ def copy_output_to_report(folder: str) -> None:
     except OSError:
         pass
     _end_like(status)
-
-
-def _identity_of_pipe(fd: int):
-    st = os.fstat(fd)
-    return st.st_dev, st.st_ino
 
 
 def _describe(status: int) -> dict:
