@@ -42,9 +42,9 @@ def _loaded_libraries() -> list[str]:
         with open("/proc/self/maps") as maps:
             for line in maps:
                 fields = line.split(None, 5)
-                if len(fields) == 6 and (".so" in fields[5] or fields[5].endswith(".dylib")):
+                if len(fields) == 6 and ".so" in fields[5]:
                     paths.append(fields[5].strip())
-    except OSError:  # no /proc (macOS): the caller's candidates only
+    except OSError:  # no /proc (macOS): nothing to search, so no native stack
         pass
     paths = list(dict.fromkeys(paths))
     return sorted(paths, key=lambda p: "LLVM" not in os.path.basename(p))
@@ -81,7 +81,7 @@ def _actions(libc, signals) -> dict:
     return saved
 
 
-def install(candidates: list[str] = ()) -> str:
+def install() -> str:
     """Installs LLVM's handlers for fatal signals, once per process; returns the library used.
 
     Raises RuntimeError naming why when no loaded library exports them (the caller reports
@@ -90,7 +90,7 @@ def install(candidates: list[str] = ()) -> str:
     global _installed_from, _argv0
     if _installed_from:
         return _installed_from
-    path, function = _find_handler(list(candidates) + _loaded_libraries())
+    path, function = _find_handler(_loaded_libraries())
     if function is None:
         raise RuntimeError(f"no loaded library exports llvm::sys::PrintStackTraceOnErrorSignal ({_SYMBOL})")
     libc = ctypes.CDLL(None, use_errno=True)
