@@ -28,7 +28,7 @@ from .callbacks import CallbackErrors, make_trampoline
 from .lowering import (DEFAULT_PIPELINE, TENSOR_LOOP_PIPELINE, TENSOR_PIPELINE, LoweringError,
                        TranslationError, create_execution_engine, default_pipeline, lower_to_llvm)
 from .mlir_source import parse_module
-from .runner_utils import install_fallbacks, missing_runner_utils_hint, resolve_shared_libs
+from .runner_utils import missing_runner_utils_hint, resolve_shared_libs
 from .settings import default_runtime_verification, resolve_opt_level
 from .signatures import FunctionSignature, func_ops, read_signatures
 from .verification import Guard, RuntimeVerificationError, routes_asserts
@@ -157,7 +157,6 @@ class JitModule:
         self.engine = jit_cache.reuse_at_creation(self, key)
         if self.engine is None:
             self.engine = create_execution_engine(module, opt_level=self.opt_level, shared_libs=self.shared_libs)
-            install_fallbacks(self.engine, self.shared_libs)
         self._lock = threading.RLock()
         self._compiled = False
         self._broken: str | None = None

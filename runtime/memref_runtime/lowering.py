@@ -293,11 +293,15 @@ def _untranslatable_ops(module) -> list[str]:
 
 
 def create_execution_engine(module, opt_level: int = 2, shared_libs=()):
-    """An ExecutionEngine for lowered `module`; TranslationError naming what could not be translated."""
+    """An ExecutionEngine for lowered `module`, with the runtime's fallbacks for what
+    `shared_libs` lacks (runner_utils.install_fallbacks); TranslationError naming what could not
+    be translated."""
+    from .runner_utils import install_fallbacks
+
     engine_cls = bindings().execution_engine.ExecutionEngine
     with captured_diagnostics(module.context) as errors:
         try:
-            return engine_cls(module, opt_level=opt_level, shared_libs=list(shared_libs))
+            engine = engine_cls(module, opt_level=opt_level, shared_libs=list(shared_libs))
         except Exception as e:  # noqa: BLE001 - upstream raises a bare RuntimeError
             ops = _untranslatable_ops(module)
             raise TranslationError(
@@ -306,3 +310,5 @@ def create_execution_engine(module, opt_level: int = 2, shared_libs=()):
                    "lower them to the pipeline" if ops else "")
                 + "".join(f"\n  error: {d}" for d in errors or [str(e)]),
                 ops, errors) from e
+    install_fallbacks(engine, shared_libs)
+    return engine

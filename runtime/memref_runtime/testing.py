@@ -61,12 +61,10 @@ def execution_engine(module, *, opt_level: int | None = None, shared_libs=(), ru
     `lit -D opt_level=N`), with MLIR's runner-utils libraries (where the bindings ship them)
     after `shared_libs`; upstream's `ExecutionEngine(module)` always gets opt level 2."""
     from .lowering import create_execution_engine
-    from .runner_utils import install_fallbacks, resolve_shared_libs
+    from .runner_utils import resolve_shared_libs
 
     libs = resolve_shared_libs(shared_libs, runner_utils)
-    engine = create_execution_engine(module, opt_level=resolve_opt_level(opt_level), shared_libs=libs)
-    install_fallbacks(engine, libs)
-    return engine
+    return create_execution_engine(module, opt_level=resolve_opt_level(opt_level), shared_libs=libs)
 
 
 def memref_arg(array):
