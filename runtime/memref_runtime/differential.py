@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .differential_inputs import (ArgumentPlan, Layout, example_strategy, hypothesis_modules,
+from .differential_inputs import (ArgumentPlan, example_strategy, hypothesis_modules,
                                   is_numpy_native, make_plans, scalar_dtype)
 from .numerics import compare
 from .signatures import MemRefSpec
@@ -87,11 +87,10 @@ class DifferentialError(AssertionError):
 class _Disagreement(AssertionError):
     """One example's failure, carrying what the report and the reproducer need."""
 
-    def __init__(self, details: list[str], drawn: list, results, expected_results, args, expected_args):
+    def __init__(self, details: list[str], drawn: list, expected_results=None, expected_args=None):
         super().__init__("\n".join(details))
         self.details, self.drawn = details, drawn
-        self.results, self.expected_results = results, expected_results
-        self.call_args, self.expected_args = args, expected_args  # not .args: BaseException owns it
+        self.expected_results, self.expected_args = expected_results, expected_args
 
 
 def _build(plans: list[ArgumentPlan], drawn: list) -> list:
@@ -192,14 +191,14 @@ def check_against(function, reference, *, max_examples: int = 100, min_size: int
         try:
             results = _as_results(function(*args), len(sig.results), f"@{name}")
         except Exception as e:  # noqa: BLE001 - reported with the example that caused it
-            raise _Disagreement([f"the function raised {type(e).__name__}: {e}"], drawn, None, None, None, None) from e
+            raise _Disagreement([f"the function raised {type(e).__name__}: {e}"], drawn) from e
         try:
             expected_results = _as_results(reference(*expected_args), len(sig.results), "the reference")
         except Exception as e:  # noqa: BLE001
-            raise _Disagreement([f"the reference raised {type(e).__name__}: {e}"], drawn, None, None, None, None) from e
+            raise _Disagreement([f"the reference raised {type(e).__name__}: {e}"], drawn) from e
         details = _differences(sig, plans, args, expected_args, results, expected_results, rtol, atol)
         if details:
-            raise _Disagreement(details, drawn, results, expected_results, args, expected_args)
+            raise _Disagreement(details, drawn, expected_results, expected_args)
 
     test = hypothesis.given(example_strategy(plans, min_size, max_size))(one_example)
     test = hypothesis.settings(
