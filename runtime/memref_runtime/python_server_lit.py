@@ -114,7 +114,7 @@ def configure(config, lit_config, params, parse_flag) -> None:
         python = next((_unquoted(v) for k, v in config.substitutions if k == "%PYTHON"), sys.executable)
         config.substitutions[:] = [
             (key, client_command(python) if key == "%PYTHON" else value) for key, value in config.substitutions]
-        if not any(a.startswith(("--show-", "--version")) for a in sys.argv[1:]):  # tests will run
+        if not LISTING_OPTIONS.intersection(sys.argv[1:]):  # tests will run
             prestart(python, config.environment)
     if params.get("timing"):
         config.environment[TIMING_ENV] = os.path.abspath(params["timing"])
@@ -123,6 +123,10 @@ def configure(config, lit_config, params, parse_flag) -> None:
         os.makedirs(folder, exist_ok=True)
         config.test_format.before_hooks.append(InputRecorder(folder))
 
+
+# lit options that list and stop before any test runs (--show-all and the other --show-<result>
+# options run the tests; --version exits before any configuration is read).
+LISTING_OPTIONS = frozenset({"--show-suites", "--show-tests", "--show-used-features"})
 
 _prestarted = []  # the client that starts the server, kept until lit's exit (no zombie warning)
 
