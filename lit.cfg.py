@@ -472,8 +472,7 @@ for var in ("HOME", "DYLD_LIBRARY_PATH"):
 upstream_compat = load_runtime_module("upstream_compat")
 upstream_compat.run_tool = probe_cache.tool_output  # --version/--help kept while the tool is unchanged
 # The bindings' own opt tool names the LLVM that .py tests run (bindings.py's table).
-opt_tool_path = load_runtime_module("bindings")._OPT_TOOLS.get(bindings, ("bin", "mlir-opt"))
-bindings_tool = next((p for p in (os.path.join(d, *opt_tool_path) for d in bindings_dirs) if os.access(p, os.X_OK)), None)
+bindings_tool = load_runtime_module("bindings").package_opt_tool(bindings, bindings_dirs)
 upstream_setup = upstream_compat.configure(
     config,
     lit_config,

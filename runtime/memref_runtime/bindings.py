@@ -47,12 +47,15 @@ def opt_tool() -> str | None:
     import shutil
 
     name = bindings().name
+    return (package_opt_tool(name, importlib.import_module(name).__path__)
+            or shutil.which(_OPT_TOOLS.get(name, ("bin", "mlir-opt"))[-1]))
+
+
+def package_opt_tool(name: str, folders) -> str | None:
+    """The opt tool that the bindings package `name`, found in `folders`, ships (no import)."""
     relative = _OPT_TOOLS.get(name, ("bin", "mlir-opt"))
-    for folder in importlib.import_module(name).__path__:
-        tool = os.path.join(folder, *relative)
-        if os.access(tool, os.X_OK):
-            return tool
-    return shutil.which(relative[-1])
+    return next((tool for tool in (os.path.join(folder, *relative) for folder in folders)
+                 if os.access(tool, os.X_OK)), None)
 
 
 @functools.cache
