@@ -20,6 +20,7 @@ import sys
 import numpy as np
 
 from .bindings import bindings
+from .conversion import read_ranked_descriptor, view_memref
 
 # Load order: libmlir_runner_utils needs the symbols of libmlir_c_runner_utils.
 LIBRARIES = ("mlir_c_runner_utils", "mlir_runner_utils")
@@ -129,17 +130,9 @@ class _Unranked(ctypes.Structure):
 def _byte_view(unranked: _Unranked, itemsize: int) -> np.ndarray:
     """A writable array of `itemsize`-byte opaque elements over the memref `unranked` describes."""
     rank = unranked.rank
-    fields = (ctypes.c_int64 * (3 + 2 * rank)).from_address(unranked.descriptor)
-    aligned, offset = fields[1], fields[2]
-    shape, strides = tuple(fields[3:3 + rank]), tuple(fields[3 + rank:3 + 2 * rank])
-    dtype = np.dtype((np.void, itemsize))
-    if 0 in shape:
-        return np.empty(shape, dtype)
-    low = sum((n - 1) * s for n, s in zip(shape, strides) if s < 0)
-    high = sum((n - 1) * s for n, s in zip(shape, strides) if s > 0)
-    memory = (ctypes.c_char * ((high - low + 1) * itemsize)).from_address(aligned + (offset + low) * itemsize)
-    flat = np.frombuffer(memory, dtype)
-    return np.lib.stride_tricks.as_strided(flat[-low:], shape, [s * itemsize for s in strides])
+    fields = read_ranked_descriptor(rank, unranked.descriptor, "memrefCopy's memref")
+    return view_memref(fields[1] + fields[2] * itemsize, fields[3:3 + rank], fields[3 + rank:],
+                       np.dtype((np.void, itemsize)), None)
 
 
 def _memref_copy(itemsize: int, source, target) -> None:
