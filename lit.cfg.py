@@ -342,6 +342,11 @@ for name, command in TOOLS.items():
 # ---------------------------------------------------------------------------
 
 runner_utils = {name: find_shared_lib(name) for name in ("mlir_runner_utils", "mlir_c_runner_utils")}
+# Libraries named with -D are the ones the tests' in-process JIT links by default too (runner_utils.py
+# reads this variable); otherwise it takes those that ship with the bindings in use.
+if {"mlir_runner_utils", "mlir_c_runner_utils"} & set(params):
+    config.environment["MEMREF_RUNTIME_RUNNER_UTILS"] = os.pathsep.join(
+        p for p in (runner_utils["mlir_c_runner_utils"], runner_utils["mlir_runner_utils"]) if p)
 MLIR_TOOL_NAMES = ("mlir-opt", "mlir-runner", "mlir-translate")
 mlir_tools = {name: find_tool(name, "mlir_tools") for name in MLIR_TOOL_NAMES}
 
@@ -356,9 +361,8 @@ PATH_SUBSTITUTIONS = {
 }
 
 
-def quoted(path: str) -> str:
-    """`path` as one word of a RUN line."""
-    return f'"{path}"' if " " in path else path
+# `path` as one word of a RUN line (upstream_compat's, which quotes its own substitutions alike).
+quoted = load_runtime_module("upstream_compat").quoted
 
 
 # Longest key first, so that %mlir_runner does not eat the front of %mlir_runner_utils.
@@ -478,6 +482,7 @@ upstream_setup = upstream_compat.configure(
     lit_config,
     lib_dirs=SEARCH["mlir_libs"],
     library_dir=os.path.dirname(runner_utils["mlir_c_runner_utils"]) if runner_utils["mlir_c_runner_utils"] else None,
+    libraries=runner_utils,
     tools={**mlir_tools, "lli": find_tool("lli", "llvm_tools")},
     llvm_tools_dirs=SEARCH["llvm_tools"],
     bindings_tool=bindings_tool,

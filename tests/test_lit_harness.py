@@ -96,3 +96,31 @@ def test_only_lit_tests_are_collected(suite, target):
     listed = sorted(line.split("::")[1].strip() for line in out.stdout.splitlines() if "::" in line)
     expected = ["lit_tests/passes.py"] if target.endswith(".py") else [f"lit_tests/{n}" for n in sorted(TESTS)]
     assert listed == expected, out.stdout + out.stderr
+
+
+def test_runner_utils_named_with_d_are_the_ones_the_jit_links_and_upstreams_names_mean(tmp_path):
+    from memref_runtime.runner_utils import runner_utils_libraries
+
+    shipped = runner_utils_libraries()
+    if len(shipped) != 2:
+        pytest.skip("the bindings in use ship no runner-utils libraries")
+    # Copies elsewhere: the JIT's default list must name these, not the ones next to the bindings.
+    copies = tmp_path / "other"
+    copies.mkdir()
+    for path in shipped:
+        shutil.copy(path, copies)
+    c_lib, lib = (str(copies / os.path.basename(p)) for p in shipped)
+    root = make_lit_suite(tmp_path / "suite", {"libraries.py": (
+        "# RUN: %PYTHON %s | FileCheck %s\n"
+        "from memref_runtime.runner_utils import runner_utils_libraries\n"
+        "print(*runner_utils_libraries(), sep='\\n')\n"
+        "# CHECK: {{.*}}other{{.}}libmlir_c_runner_utils.{{.*}}\n"
+        "# CHECK-NEXT: {{.*}}other{{.}}libmlir_runner_utils.{{.*}}\n"
+        # Upstream's names for them (Integration/lit.local.cfg) mean the same files.
+        "# RUN: echo %native_mlir_c_runner_utils %native_mlir_runner_utils | FileCheck --check-prefix=NATIVE %s\n"
+        "# NATIVE: other{{.}}libmlir_c_runner_utils.{{.*}} {{.*}}other{{.}}libmlir_runner_utils.\n")})
+    given = lit(root, "-D", f"mlir_c_runner_utils={c_lib}", "-D", f"mlir_runner_utils={lib}", "lit_tests")
+    assert "PASS: memref-runtime :: lit_tests/libraries.py" in given.stdout, given.stdout + given.stderr
+    # Without -D: the bindings' own, which this CHECK rejects.
+    default = lit(root, "lit_tests")
+    assert "FAIL: memref-runtime :: lit_tests/libraries.py" in default.stdout, default.stdout + default.stderr

@@ -141,6 +141,10 @@ class MlirOpt:
     def has_test_passes(self) -> bool:
         return TEST_PASS_MARKER in self.test_options
 
+    def command(self, verify_roundtrip: bool) -> str:
+        """This mlir-opt as a RUN line's words, with --verify-roundtrip when the run asks for it."""
+        return quoted(self.path) + (" --verify-roundtrip" if verify_roundtrip else "")
+
 
 @dataclass
 class UpstreamSetup:
@@ -272,16 +276,20 @@ def find_library(name: str, lib_dirs: list) -> str | None:
 
 
 def quoted(path: str) -> str:
+    """`path` as one word of a RUN line."""
     return f'"{path}"' if " " in path else path
 
 
 def configure(config, lit_config, *, lib_dirs: list, library_dir: str | None, tools: dict,
-              llvm_tools_dirs: list, bindings_tool: str | None, bindings_llvm_dirs: list) -> UpstreamSetup:
+              llvm_tools_dirs: list, bindings_tool: str | None, bindings_llvm_dirs: list,
+              libraries: dict | None = None) -> UpstreamSetup:
     """Add upstream's substitutions and features to `config`; return what the before hook needs.
 
     `lib_dirs`: where runtime libraries are looked for, first hit wins; `library_dir`: the
-    folder of the runner-utils libraries in use; `tools`: bare tool name -> path or None (the
-    suite's mlir-opt, mlir-runner, ..., lli); `bindings_tool`: the bindings' own opt tool.
+    folder of the runner-utils libraries in use; `libraries`: library name -> the path the suite
+    chose already (the runner-utils ones, which `-D` may name), taken before any search;
+    `tools`: bare tool name -> path or None (the suite's mlir-opt, mlir-runner, ..., lli);
+    `bindings_tool`: the bindings' own opt tool.
     """
     params = lit_config.params
     setup = UpstreamSetup(tools=dict(tools))
@@ -300,7 +308,7 @@ def configure(config, lit_config, *, lib_dirs: list, library_dir: str | None, to
 
     where = ", ".join(lib_dirs) or "no library folder (no runner-utils library was found)"
     for key, name in RUNTIME_LIBRARIES.items():
-        path = find_library(name, lib_dirs)
+        path = (libraries or {}).get(name) or find_library(name, lib_dirs)
         add(key, path and quoted(path), f"{SHLIB_PREFIX}{name}{SHLIB_EXT} was looked for in {where}; the toolchain in use does not ship it")
     for key in LIBRARY_DIR_SUBSTITUTIONS:
         add(key, library_dir and quoted(library_dir), "no folder of MLIR runtime libraries was found")
@@ -340,7 +348,7 @@ def configure(config, lit_config, *, lib_dirs: list, library_dir: str | None, to
     if setup.verify_roundtrip and tools.get("mlir-opt"):
         from lit.llvm.subst import ToolSubst
 
-        command = quoted(tools["mlir-opt"]) + " --verify-roundtrip"
+        command = MlirOpt(tools["mlir-opt"], None, frozenset()).command(verify_roundtrip=True)
         config.substitutions[:0] = [(ToolSubst("mlir-opt").regex, command), ("%mlir_opt", command)]
 
     # Test-only passes: the suite's mlir-opt, else a same-version one that has them.

@@ -165,7 +165,7 @@ class UpstreamHook:
             return None
         for alternative in setup.test_pass_alternatives:
             if needed <= alternative.test_options:
-                command = _quoted(alternative.path) + (" --verify-roundtrip" if setup.verify_roundtrip else "")
+                command = alternative.command(setup.verify_roundtrip)
                 return self.before_class(substitutions=[(MLIR_OPT.pattern, command)])
         if setup.test_pass_alternatives:
             return None  # an mlir-opt with test passes lacks it too: not a test pass, let it fail
@@ -183,7 +183,3 @@ class UpstreamHook:
 
     def unsupported(self, reason: str):
         return self.before_class(result=lit.Test.Result(lit.Test.UNSUPPORTED, reason))
-
-
-def _quoted(path: str) -> str:
-    return f'"{path}"' if " " in path else path
