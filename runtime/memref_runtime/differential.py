@@ -25,8 +25,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .differential_inputs import (ArgumentPlan, example_strategy, hypothesis_modules,
-                                  is_numpy_native, make_plans, scalar_dtype)
+from .differential_inputs import ArgumentPlan, example_strategy, hypothesis_modules, make_plans, scalar_dtype
+from .element_types import is_numpy_native
 from .numerics import compare
 from .signatures import MemRefSpec
 

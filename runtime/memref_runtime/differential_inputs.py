@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .element_types import element_type_for_mlir
+from .element_types import element_type_for_mlir, is_numpy_native
 from .signatures import DYNAMIC, FunctionSignature, MemRefSpec, ScalarSpec, UnsupportedSpec
 
 DEFAULT_BOUNDS = (-100, 100)
@@ -92,11 +92,6 @@ def _element_strategy(st, dtype: np.dtype, bounds: tuple):
     top = float(ml_dtypes.finfo(dtype).max)
     floats = st.floats(max(lo, -top), min(hi, top), width=32, allow_nan=False, allow_infinity=False)
     return floats.map(lambda x: float(np.array(x, np.float32).astype(dtype).astype(np.float32)))
-
-
-def is_numpy_native(dtype: np.dtype) -> bool:
-    """A dtype of NumPy itself (not bf16 or an f8 type from ml_dtypes)."""
-    return dtype.kind in "biuc" or dtype.name in ("float16", "float32", "float64")
 
 
 def scalar_dtype(spec) -> np.dtype:

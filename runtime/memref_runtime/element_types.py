@@ -138,6 +138,13 @@ _ML_DTYPES_CTYPES = {c: (m, a) for m, a, c in _ML_DTYPES_TABLE}
 _ML_DTYPES_MLIR = {m: a for m, a, _ in _ML_DTYPES_TABLE}
 
 
+def is_numpy_native(dtype) -> bool:
+    """A dtype of NumPy itself, not one of ml_dtypes (bf16, the f8 types), which NumPy files
+    under kind 'V' and cannot save, print or take `finfo` of by itself."""
+    dtype = np.dtype(dtype)
+    return not (type(dtype).__module__.startswith("ml_dtypes") or dtype.type.__module__.startswith("ml_dtypes"))
+
+
 def describe_dtype(dtype) -> str:
     """A short human description of a dtype for error messages."""
     dtype = np.dtype(dtype)

@@ -18,6 +18,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .element_types import is_numpy_native
+
 __all__ = ["check_close", "compare", "default_tolerance", "Tolerance", "TOLERANCES"]
 
 
@@ -43,11 +45,6 @@ _EXACT = Tolerance(0.0, 0.0)
 _SHOWN_MISMATCHES = 5
 
 
-def _is_small_float(dtype: np.dtype) -> bool:
-    """An ml_dtypes float (bf16, the f8 types), which NumPy files under kind 'V' (or 'f')."""
-    return type(dtype).__module__.startswith("ml_dtypes") or dtype.type.__module__.startswith("ml_dtypes")
-
-
 def default_tolerance(dtype) -> Tolerance:
     """The (rtol, atol) check_close uses for `dtype` when not told: the table, exact for integers and bool."""
     dtype = np.dtype(dtype)
@@ -56,7 +53,7 @@ def default_tolerance(dtype) -> Tolerance:
     known = TOLERANCES.get(dtype.name)
     if known is not None:
         return known
-    if _is_small_float(dtype):
+    if not is_numpy_native(dtype):  # bf16, the f8 types
         import ml_dtypes
 
         info = ml_dtypes.finfo(dtype)
