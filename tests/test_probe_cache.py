@@ -99,6 +99,20 @@ def test_a_tool_is_run_again_when_its_executable_changes(tmp_path):
     assert probe_cache.tool_output([str(tmp_path / "missing"), "--version"]) == ""
 
 
+@pytest.mark.parametrize("setting", ["0", None])
+def test_one_process_runs_a_tool_once_per_question_even_with_the_cache_off(tmp_path, monkeypatch, setting):
+    if setting:
+        monkeypatch.setenv(probe_cache.ENV_VAR, setting)
+    runs = tmp_path / "runs"
+    tool = tmp_path / "llvm-config"
+    tool.write_text(f"#!/bin/sh\necho \"$1\" >> '{runs}'\necho answer-to-$1\n")
+    tool.chmod(0o755)
+    for _ in range(3):
+        assert probe_cache.tool_output([str(tool), "--version"]).strip() == "answer-to---version"
+    assert probe_cache.tool_output([str(tool), "--host-target"]).strip() == "answer-to---host-target"
+    assert runs.read_text().split() == ["--version", "--host-target"]
+
+
 def test_a_tool_that_times_out_is_asked_again(tmp_path):
     tool = tmp_path / "slow"
     tool.write_text("#!/bin/sh\nsleep \"$1\"\necho done\n")

@@ -74,9 +74,26 @@ def cached(kind: str, key: dict, compute, depends_on):
     return answer
 
 
+# Answers given in this process, by tool and its stamp: configuring the suite asks some tools
+# the same question twice or three times (mlir-opt's and llvm-config's --version, ...), which
+# ran them again each time on a cold or switched-off cache.
+_answered: dict = {}
+
+
 def tool_output(args: list, timeout: int = 60) -> str:
     """stdout + stderr of `args` (a tool's --version or --help), "" if it cannot run; cached
-    while the tool's executable is unchanged."""
+    while the tool's executable is unchanged, and asked once per process."""
+    tool = os.path.realpath(args[0])
+    key = (tool, str(stamp(tool)), *args[1:])
+    if key not in _answered:
+        answer = _tool_output(args, timeout)
+        if answer is None:
+            return ""  # timed out: not remembered
+        _answered[key] = answer
+    return _answered[key]
+
+
+def _tool_output(args: list, timeout: int) -> str | None:
     def run() -> dict | None:
         try:
             out = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
@@ -88,4 +105,4 @@ def tool_output(args: list, timeout: int = 60) -> str:
 
     tool = os.path.realpath(args[0])
     answer = cached("tool", {"args": [tool] + list(args[1:])}, run, lambda answer: [tool])
-    return answer["output"] if answer else ""
+    return answer["output"] if answer else None
