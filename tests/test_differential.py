@@ -86,6 +86,7 @@ def test_no_example_compiles_again(adds, monkeypatch):
     calls = []
     monkeypatch.setattr(lowering, "lower_to_llvm", lambda *a, **k: calls.append(a))
     monkeypatch.setattr(jit_module, "lower_to_llvm", lambda *a, **k: calls.append(a))
+    monkeypatch.setattr(jit_module, "lower_printed", lambda *a, **k: calls.append(a))
     monkeypatch.setattr(jit_module, "create_execution_engine", lambda *a, **k: calls.append(a))
     check_against(adds.add, add_reference, outputs=[2], max_examples=30)
     assert calls == []

@@ -26,7 +26,7 @@ from .bindings import bindings
 from .call_plan import build_plan, make_invoker
 from .callbacks import CallbackErrors, make_trampoline
 from .lowering import (DEFAULT_PIPELINE, TENSOR_LOOP_PIPELINE, TENSOR_PIPELINE, LoweringError,
-                       TranslationError, create_execution_engine, default_pipeline, lower_to_llvm)
+                       TranslationError, create_execution_engine, default_pipeline, lower_printed, lower_to_llvm)
 from .mlir_source import parse_module
 from .runner_utils import missing_runner_utils_hint, resolve_shared_libs
 from .settings import default_runtime_verification, resolve_opt_level
@@ -148,7 +148,7 @@ class JitModule:
         self._signatures = read_signatures(module)
         self.source = str(module)  # what was lowered: the MLIR a reproducer needs
         self.pipeline = pipeline or default_pipeline(module)
-        self.module = lower_to_llvm(module, self.pipeline, runtime_verification=self.runtime_verification)
+        self.module = lower_printed(module, self.source, self.pipeline, self.runtime_verification)
         self._asserts = routes_asserts(self.module)
         self._guard: Guard | None = None  # set on the first call when the module has asserts
         # JIT reuse (jit_cache.py): the linked engine of the same module, when it may be shared.

@@ -265,10 +265,15 @@ def lower_to_llvm(module, pipeline: str | None = None, *, runtime_verification: 
         pipeline = default_pipeline(module)
     if runtime_verification is None:
         runtime_verification = default_runtime_verification()
+    return lower_printed(module, str(module), pipeline, runtime_verification)
+
+
+def lower_printed(module, before: str, pipeline: str, runtime_verification: bool):
+    """lower_to_llvm with every option given, for a caller that has printed `module` already
+    (`before`, what a LoweringError's reproducer holds): a large module is printed once."""
     if runtime_verification:
         pipeline = verification.with_runtime_verification(pipeline)
     context = module.context
-    before = str(module)
     with captured_diagnostics(context) as errors:
         try:
             i1_accesses = _run_pipeline(pipeline, module)
