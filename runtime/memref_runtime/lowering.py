@@ -315,5 +315,6 @@ def create_execution_engine(module, opt_level: int = 2, shared_libs=()):
                    "lower them to the pipeline" if ops else "")
                 + "".join(f"\n  error: {d}" for d in errors or [str(e)]),
                 ops, errors) from e
-    install_fallbacks(engine, shared_libs)
+    # The bf16 builtins cost a JIT of their own where libgcc lacks them: only for modules with bf16.
+    install_fallbacks(engine, shared_libs, bf16="bf16" in str(module))
     return engine

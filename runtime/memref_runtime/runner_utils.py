@@ -1,5 +1,5 @@
-"""MLIR's runner-utils libraries: where they are, and what JIT code gets when they are missing.
-Also the few libgcc builtins that JIT code may call and not find by itself.
+"""MLIR's runner-utils libraries: where they are, and what JIT code gets when they are missing
+(with the soft-float builtins of soft_float.py, which every engine gets).
 
 `libmlir_c_runner_utils` defines `memrefCopy` (what `memref.copy` of a non-contiguous memref
 lowers to: a returned `tensor.extract_slice`, say) and `libmlir_runner_utils` defines
@@ -21,6 +21,7 @@ import numpy as np
 
 from .bindings import bindings
 from .conversion import read_ranked_descriptor, view_memref
+from .soft_float import builtins
 
 # Load order: libmlir_runner_utils needs the symbols of libmlir_c_runner_utils.
 LIBRARIES = ("mlir_c_runner_utils", "mlir_runner_utils")
@@ -83,40 +84,12 @@ def resolve_shared_libs(shared_libs, runner_utils: bool = True) -> tuple[str, ..
     return tuple(dict.fromkeys(paths + list(extra)))
 
 
-# Soft-float conversions LLVM calls for (f64 -> f16 has no x86 instruction). They live in
-# libgcc_s, which the JIT finds only where something loaded it with global symbols (the LLVM
-# wheel's process does, torch-mlir's does not): looked up there and handed over by address.
-_LIBGCC_BUILTINS = ("__truncdfhf2", "__truncsfhf2", "__truncsfbf2", "__truncdfbf2")
-
-
-@functools.cache
-def _libgcc_builtins() -> tuple:
-    """(name, address) of the soft-float builtins the process's libgcc_s defines."""
-    import ctypes.util
-
-    library = None
-    for name in ("libgcc_s.so.1", None):  # the soname first: find_library runs ldconfig
-        name = name or ctypes.util.find_library("gcc_s")
-        try:
-            library = ctypes.CDLL(name) if name else None
-            break
-        except OSError:
-            continue
-    found = []
-    for symbol in _LIBGCC_BUILTINS if library is not None else ():
-        try:
-            found.append((symbol, ctypes.cast(getattr(library, symbol), ctypes.c_void_p)))
-        except AttributeError:  # an older libgcc
-            pass
-    return tuple(found)
-
-
-def install_fallbacks(engine, shared_libs) -> None:
+def install_fallbacks(engine, shared_libs, bf16: bool = True) -> None:
     """Gives `engine` a `memrefCopy` of its own unless libmlir_c_runner_utils is among
-    `shared_libs`, and the soft-float builtins of libgcc_s."""
+    `shared_libs`, and the soft-float builtins (soft_float.py; the bf16 ones if `bf16`)."""
     if not any(_is_runner_utils(p, LIBRARIES[:1]) for p in shared_libs):
         engine.raw_register_runtime("memrefCopy", fallback_memref_copy())
-    for symbol, address in _libgcc_builtins():
+    for symbol, address in builtins(bf16):
         engine.raw_register_runtime(symbol, address)
 
 
