@@ -361,8 +361,10 @@ PATH_SUBSTITUTIONS = {
 }
 
 
-# `path` as one word of a RUN line (upstream_compat's, which quotes its own substitutions alike).
-quoted = load_runtime_module("upstream_compat").quoted
+# Upstream MLIR's conventions (used below); `quoted(path)`: a path as one word of a RUN line,
+# as upstream_compat quotes its own substitutions.
+upstream_compat = load_runtime_module("upstream_compat")
+quoted = upstream_compat.quoted
 
 
 # Longest key first, so that %mlir_runner does not eat the front of %mlir_runner_utils.
@@ -473,7 +475,6 @@ for var in ("HOME", "DYLD_LIBRARY_PATH"):
 # runtime/memref_runtime/upstream_compat.py; the hook: upstream_hook.py; docs/upstream-compat.md.
 # ---------------------------------------------------------------------------
 
-upstream_compat = load_runtime_module("upstream_compat")
 upstream_compat.run_tool = probe_cache.tool_output  # --version/--help kept while the tool is unchanged
 # The bindings' own opt tool names the LLVM that .py tests run (bindings.py's table).
 bindings_tool = load_runtime_module("bindings").package_opt_tool(bindings, bindings_dirs)

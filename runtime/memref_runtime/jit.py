@@ -151,12 +151,14 @@ class JitModule:
         self.module = lower_printed(module, self.source, self.pipeline, self.runtime_verification)
         self._asserts = routes_asserts(self.module)
         self._guard: Guard | None = None  # set on the first call when the module has asserts
+        lowered = str(self.module)  # printed once: the cache key, and whether bf16 builtins are needed
         # JIT reuse (jit_cache.py): the linked engine of the same module, when it may be shared.
-        key = jit_cache.key_of(self.module, opt_level=self.opt_level, shared_libs=self.shared_libs,
+        key = jit_cache.key_of(lowered, opt_level=self.opt_level, shared_libs=self.shared_libs,
                                runtime_verification=self.runtime_verification)
         self.engine = jit_cache.reuse_at_creation(self, key)
         if self.engine is None:
-            self.engine = create_execution_engine(module, opt_level=self.opt_level, shared_libs=self.shared_libs)
+            self.engine = create_execution_engine(module, opt_level=self.opt_level, shared_libs=self.shared_libs,
+                                                  text=lowered)
         self._lock = threading.RLock()
         self._compiled = False
         self._broken: str | None = None

@@ -58,13 +58,12 @@ def size() -> int:
     return value
 
 
-def key_of(module, *, opt_level, shared_libs, **options):
-    """The cache key of a lowered module with the engine options it is built with, or None when
-    it may not be shared (mutable globals, reuse turned off)."""
+def key_of(text: str, *, opt_level, shared_libs, **options):
+    """The cache key of a lowered module (`text`, as printed) with the engine options it is built
+    with, or None when it may not be shared (mutable globals, reuse turned off)."""
     if size() == 0:
         _count("off")
         return None
-    text = str(module)
     if _MUTABLE_GLOBAL.search(text):
         _count("miss: mutable globals")
         return None

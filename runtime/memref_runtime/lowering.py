@@ -297,10 +297,11 @@ def _untranslatable_ops(module) -> list[str]:
     return list(dict.fromkeys(n for n in names if n.split(".", 1)[0] not in ("llvm", "builtin")))
 
 
-def create_execution_engine(module, opt_level: int = 2, shared_libs=()):
+def create_execution_engine(module, opt_level: int = 2, shared_libs=(), *, text: str | None = None):
     """An ExecutionEngine for lowered `module`, with the runtime's fallbacks for what
     `shared_libs` lacks (runner_utils.install_fallbacks); TranslationError naming what could not
-    be translated."""
+    be translated. `text`: `module` as printed, where the caller has it (else it is printed
+    when the fallbacks need to know whether the module has bf16 values)."""
     from .runner_utils import install_fallbacks
 
     engine_cls = bindings().execution_engine.ExecutionEngine
@@ -315,6 +316,5 @@ def create_execution_engine(module, opt_level: int = 2, shared_libs=()):
                    "lower them to the pipeline" if ops else "")
                 + "".join(f"\n  error: {d}" for d in errors or [str(e)]),
                 ops, errors) from e
-    # The bf16 builtins cost a JIT of their own where libgcc lacks them: only for modules with bf16.
-    install_fallbacks(engine, shared_libs, bf16="bf16" in str(module))
+    install_fallbacks(engine, shared_libs, uses_bf16=lambda: "bf16" in (str(module) if text is None else text))
     return engine

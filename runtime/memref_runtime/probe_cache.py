@@ -86,14 +86,16 @@ def tool_output(args: list, timeout: int = 60) -> str:
     tool = os.path.realpath(args[0])
     key = (tool, str(stamp(tool)), *args[1:])
     if key not in _answered:
-        answer = _tool_output(args, timeout)
+        answer = _tool_output(tool, args, timeout)
         if answer is None:
             return ""  # timed out: not remembered
         _answered[key] = answer
     return _answered[key]
 
 
-def _tool_output(args: list, timeout: int) -> str | None:
+def _tool_output(tool: str, args: list, timeout: int) -> str | None:
+    """What the disk cache holds (or running `args` gives) for `tool`, args[0] resolved; None
+    when the tool ran out of time."""
     def run() -> dict | None:
         try:
             out = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
@@ -103,6 +105,5 @@ def _tool_output(args: list, timeout: int) -> str | None:
             return {"output": ""}
         return {"output": out.stdout + out.stderr}
 
-    tool = os.path.realpath(args[0])
     answer = cached("tool", {"args": [tool] + list(args[1:])}, run, lambda answer: [tool])
     return answer["output"] if answer else None

@@ -84,12 +84,13 @@ def resolve_shared_libs(shared_libs, runner_utils: bool = True) -> tuple[str, ..
     return tuple(dict.fromkeys(paths + list(extra)))
 
 
-def install_fallbacks(engine, shared_libs, bf16: bool = True) -> None:
+def install_fallbacks(engine, shared_libs, uses_bf16=lambda: True) -> None:
     """Gives `engine` a `memrefCopy` of its own unless libmlir_c_runner_utils is among
-    `shared_libs`, and the soft-float builtins (soft_float.py; the bf16 ones if `bf16`)."""
+    `shared_libs`, and the soft-float builtins (soft_float.builtins, which asks `uses_bf16()`
+    only where it would have to compile the bf16 ones)."""
     if not any(_is_runner_utils(p, LIBRARIES[:1]) for p in shared_libs):
         engine.raw_register_runtime("memrefCopy", fallback_memref_copy())
-    for symbol, address in builtins(bf16):
+    for symbol, address in builtins(uses_bf16):
         engine.raw_register_runtime(symbol, address)
 
 

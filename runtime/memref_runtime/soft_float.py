@@ -117,12 +117,13 @@ def compiled_builtins() -> tuple:
     return tuple(zip(COMPILED_BUILTINS, table))
 
 
-def builtins(bf16: bool = True) -> tuple:
+def builtins(uses_bf16=lambda: True) -> tuple:
     """(name, ctypes.c_void_p address) of the soft-float builtins an engine gets (what
-    raw_register_runtime takes): libgcc's, and with `bf16` the bf16 ones compiled here where
-    libgcc_s lacks them (a JIT of ~40 ms, once per process)."""
+    raw_register_runtime takes): libgcc's, and the bf16 ones compiled here where libgcc_s lacks
+    them and `uses_bf16()` says the engine's module has bf16 values (a JIT of ~40 ms, once per
+    process; `uses_bf16` is not called where libgcc_s has them)."""
     found = libgcc_builtins()
     have = {name for name, _ in found}
-    if bf16 and not all(name in have for name in COMPILED_BUILTINS):
+    if not all(name in have for name in COMPILED_BUILTINS) and uses_bf16():
         found += tuple((n, a) for n, a in compiled_builtins() if n not in have)
     return tuple((name, ctypes.c_void_p(address)) for name, address in found)

@@ -343,16 +343,16 @@ def configure(config, lit_config, *, lib_dirs: list, library_dir: str | None, to
         if os.environ.get(variable):
             config.environment[variable] = os.environ[variable]
     config.environment.setdefault("FILECHECK_OPTS", MLIR_FILECHECK_OPTS)
+    setup.mlir_opt = probe_mlir_opt(tools.get("mlir-opt"))
     # As MLIR's lit.cfg.py: every mlir-opt run also checks that its output parses back.
     setup.verify_roundtrip = "MLIR_OPT_CHECK_IR_ROUNDTRIP" in os.environ
-    if setup.verify_roundtrip and tools.get("mlir-opt"):
+    if setup.verify_roundtrip and setup.mlir_opt:
         from lit.llvm.subst import ToolSubst
 
-        command = MlirOpt(tools["mlir-opt"], None, frozenset()).command(verify_roundtrip=True)
+        command = setup.mlir_opt.command(verify_roundtrip=True)
         config.substitutions[:0] = [(ToolSubst("mlir-opt").regex, command), ("%mlir_opt", command)]
 
     # Test-only passes: the suite's mlir-opt, else a same-version one that has them.
-    setup.mlir_opt = probe_mlir_opt(tools.get("mlir-opt"))
     setup.wanted_version = setup.mlir_opt.version if setup.mlir_opt else bindings_build.version
     setup.test_pass_alternatives, setup.test_pass_rejected = test_pass_alternatives(
         setup.mlir_opt, setup.wanted_version, params.get("test_pass_mlir_opt"))
