@@ -11,7 +11,7 @@ Per test, its time (lit's) splits into:
                started the same way (fresh, or through the server's client; the best of a few),
                once per test process
   parse+lower  ir.Module.parse and PassManager.run          } recorded inside the test processes
-  JIT          ExecutionEngine creation and lookups          } by memref_runtime.timing
+  JIT          ExecutionEngine creation and lookups          } by memref_runtime.lit.timing
   kernels      ExecutionEngine.invoke and JitModule calls    } (lit -D timing=DIR)
   test code    the rest of the test processes' own time
   FileCheck    FileCheck on the input the test gave it, timed alone (-D record_check_input=DIR)
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import importlib.util
 import json
 import os
 import shlex
@@ -41,6 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import machine, render, write  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "runtime"))  # this checkout's runtime, installed or not
+from memref_runtime.lit import server as server_lit  # noqa: E402
 BIN = Path(sys.executable).parent
 LIT = shutil.which("lit", path=str(BIN)) or shutil.which("lit")
 ROUTES = {"fresh": ["-D", "python_server=0"], "server": ["-D", "python_server=1"]}
@@ -50,15 +51,6 @@ TITLES = {"floor": "floor", "parse_lower": "parse+lower", "jit": "JIT", "kernels
 TARGETS = {"lit": 0.6, "pytest": 0.6, "harness": 0.10}
 
 
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(f"_suite_{name}", ROOT / "runtime" / "memref_runtime" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-server_lit = _load("python_server_lit")
 
 
 def run_wall(command: list[str], check: bool = True, **kwargs) -> float:
@@ -96,7 +88,7 @@ def lit_walls(repeats: int, jobs: int, tests: list[str]) -> dict[str, list[float
 
 def pytest_walls(repeats: int, jobs: int, paths: list[str]) -> tuple[dict[str, list[float]], Counter]:
     """pytest's wall time serial (-n 0) and parallel (-n jobs), alternating; and the JIT reuse
-    counts of the processes of the last parallel run (memref_runtime.jit_cache)."""
+    counts of the processes of the last parallel run (memref_runtime.jit.cache)."""
     walls = defaultdict(list)
     base = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *paths]
     with tempfile.TemporaryDirectory(prefix="suite-jit-") as stats:

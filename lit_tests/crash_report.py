@@ -28,5 +28,5 @@ run(testReadsAddressZero)
 # CHECK-LABEL: TEST: testReadsAddressZero
 # CHECK-NEXT: Fatal Python error: Segmentation fault
 # CHECK: File "{{.*}}crash_report.py", line {{[0-9]+}} in testReadsAddressZero
-# CHECK-NEXT: File "{{.*}}testing.py", line {{[0-9]+}} in run
+# CHECK-NEXT: File "{{.*}}testing/__init__.py", line {{[0-9]+}} in run
 # CHECK: {{^ *#?0 .*0x[0-9a-f]+}}

@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 
-from memref_runtime.numerics import TOLERANCES, Tolerance, compare, default_tolerance
+from memref_runtime.testing.numerics import TOLERANCES, Tolerance, compare, default_tolerance
 from memref_runtime.testing import check_close
 
 ml_dtypes = pytest.importorskip("ml_dtypes")

@@ -15,7 +15,7 @@ pytest.importorskip("mlir.execution_engine")
 
 from conftest import MIN_MLIR_FOR_I1_MEMREF, MLIR_MAJOR  # noqa: E402
 from memref_runtime import JitModule, LoweringError  # noqa: E402
-from memref_runtime.runner_utils import runner_utils_libraries  # noqa: E402
+from memref_runtime.jit.runner_utils import runner_utils_libraries  # noqa: E402
 from memref_runtime.testing import check_close  # noqa: E402
 from tensor_corpus import KERNELS  # noqa: E402
 
@@ -160,7 +160,7 @@ def test_shared_libs_are_checked_and_come_first(tmp_path):
 
 
 def test_runner_utils_from_the_environment(monkeypatch, tmp_path):
-    from memref_runtime.runner_utils import ENV_VAR
+    from memref_runtime.jit.runner_utils import ENV_VAR
 
     monkeypatch.setenv(ENV_VAR, "")
     runner_utils_libraries.cache_clear()

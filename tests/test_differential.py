@@ -17,7 +17,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 from memref_runtime import JitModule  # noqa: E402
 from memref_runtime.differential import DifferentialError, check_against  # noqa: E402
-from memref_runtime.differential_inputs import make_plans  # noqa: E402
+from memref_runtime.testing.differential_inputs import make_plans  # noqa: E402
 
 pytestmark = pytest.mark.jit
 
@@ -80,12 +80,11 @@ def test_replay_script_repeats_the_failure(adds, tmp_path):
 
 
 def test_no_example_compiles_again(adds, monkeypatch):
-    import memref_runtime.jit as jit_module
-    import memref_runtime.lowering as lowering
+    import memref_runtime.jit.module as jit_module
+    import memref_runtime.jit.lowering as lowering
 
     calls = []
     monkeypatch.setattr(lowering, "lower_to_llvm", lambda *a, **k: calls.append(a))
-    monkeypatch.setattr(jit_module, "lower_to_llvm", lambda *a, **k: calls.append(a))
     monkeypatch.setattr(jit_module, "lower_printed", lambda *a, **k: calls.append(a))
     monkeypatch.setattr(jit_module, "create_execution_engine", lambda *a, **k: calls.append(a))
     check_against(adds.add, add_reference, outputs=[2], max_examples=30)

@@ -16,10 +16,11 @@ from pathlib import Path
 import pytest
 
 from conftest import make_lit_suite
+from memref_runtime.lit import failure_report, process_report
 
 REPO = Path(__file__).resolve().parent.parent
 RUNTIME = REPO / "runtime"
-SITE = RUNTIME / "memref_runtime" / "_site"
+SITE = RUNTIME / "memref_runtime" / "lit" / "_site"
 LIT = shutil.which("lit", path=os.path.dirname(sys.executable)) or shutil.which("lit")
 HAVE_MLIR = importlib.util.find_spec(os.environ.get("MEMREF_RUNTIME_BINDINGS") or "mlir") is not None
 
@@ -341,7 +342,7 @@ def test_llvm_handlers_take_only_the_fatal_signals(tmp_path, then, status):
     code = f"""
 import ctypes, os, signal, sys
 import mlir.ir
-assert sys.modules["_memref_runtime_native_stack"]._installed_from  # LLVM's handlers are in
+assert sys.modules["memref_runtime.lit.native_stack"]._installed_from  # LLVM's handlers are in
 if {then!r} == "SIGUSR1":
     os.kill(os.getpid(), signal.SIGUSR1)
     print("SIGUSR1 was ignored", flush=True)
@@ -363,19 +364,12 @@ ctypes.string_at(0)
 
 def test_without_the_report_variable_nothing_is_set_up(tmp_path):
     code = ("import faulthandler, sys\n"
-            "print(faulthandler.is_enabled(), '_memref_runtime_process_report' in sys.modules)\n")
+            "print(faulthandler.is_enabled(), 'memref_runtime.lit.process_report' in sys.modules)\n")
     assert run_script(tmp_path, code, report=False, merged=True)[1] == b"False False\n"
     assert run_script(tmp_path, code, report=True, merged=True)[1] == b"True True\n"
 
 
 # --- pieces ---------------------------------------------------------------------------------
-
-def _load(name):
-    spec = importlib.util.spec_from_file_location(f"_test_{name}", RUNTIME / "memref_runtime" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
 
 @pytest.mark.parametrize("argv, orig_argv, copied", [
     (["/x/lit_tests/case.py"], ["python", "/x/lit_tests/case.py"], True),
@@ -386,7 +380,7 @@ def _load(name):
     ([], ["python"], False),
 ])
 def test_which_processes_are_tests(argv, orig_argv, copied):
-    assert _load("process_report").is_test_process(argv, orig_argv) is copied
+    assert process_report.is_test_process(argv, orig_argv) is copied
 
 
 CRASH_DUMP = b"""
@@ -406,23 +400,23 @@ Extension modules: numpy (total: 1)
 """
 
 
-@pytest.mark.skipif(LIT is None, reason="lit_report.py imports lit")
+@pytest.mark.skipif(LIT is None, reason="failure_report.py imports lit")
 @pytest.mark.parametrize("output, case", [
     (CRASH_DUMP, "second"),  # the stack wins over a stale label
     (b"\nTEST: one\nok\n\nTEST: two\nTraceback (most recent call last):\n  File \"x\", line 1, in run\n", "two"),
     (b"no labels at all\n", None),
 ])
 def test_the_case_a_process_ended_in(output, case):
-    assert _load("lit_report").last_case(output) == case
+    assert failure_report.last_case(output) == case
 
 
-@pytest.mark.skipif(LIT is None, reason="lit_report.py imports lit")
+@pytest.mark.skipif(LIT is None, reason="failure_report.py imports lit")
 def test_a_missing_native_handler_is_a_note_in_the_report_not_output(tmp_path):
     """Bindings whose LLVM does not export the handler: the test's output stays as it was."""
     code = """
 import ctypes, sys
-process_report = sys.modules["_memref_runtime_process_report"]
-native = process_report._sibling("native_stack")
+process_report = sys.modules["memref_runtime.lit.process_report"]
+from memref_runtime.lit import native_stack as native
 native._SYMBOL = "no_such_symbol"
 process_report._install_native_stack()
 print("output as usual", flush=True)
@@ -432,6 +426,6 @@ ctypes.string_at(0)
     assert status == -signal.SIGSEGV
     assert out.startswith(b"output as usual\nFatal Python error: Segmentation fault")
     assert not re.search(rb"^ *#0 0x", out, re.M)
-    text = _load("lit_report").format_report(str(tmp_path / "report"))
+    text = failure_report.format_report(str(tmp_path / "report"))
     assert "# killed by SIGSEGV (Segmentation fault)\n# note: native stack unavailable: no loaded library " \
            "exports llvm::sys::PrintStackTraceOnErrorSignal (no_such_symbol)\n" in text

@@ -12,7 +12,8 @@ import pytest
 
 pytest.importorskip("mlir.execution_engine")
 
-from memref_runtime import JitModule, jit_cache  # noqa: E402
+from memref_runtime import JitModule
+from memref_runtime.jit import cache as jit_cache  # noqa: E402
 
 pytestmark = pytest.mark.jit
 

@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("mlir.execution_engine")
 
 from memref_runtime import JitModule  # noqa: E402
-from memref_runtime.call_plan import NativeAllocation  # noqa: E402
+from memref_runtime.jit.results import NativeAllocation  # noqa: E402
 
 pytestmark = pytest.mark.jit
 
@@ -520,7 +520,7 @@ def test_stderr_capture_is_one_at_a_time():
     import os
     import time
 
-    from memref_runtime.jit import _captured_stderr
+    from memref_runtime.jit.module import _captured_stderr
 
     before = os.fstat(2)
     original = os.dup(2)

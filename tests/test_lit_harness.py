@@ -99,7 +99,7 @@ def test_only_lit_tests_are_collected(suite, target):
 
 
 def test_runner_utils_named_with_d_are_the_ones_the_jit_links_and_upstreams_names_mean(tmp_path):
-    from memref_runtime.runner_utils import runner_utils_libraries
+    from memref_runtime.jit.runner_utils import runner_utils_libraries
 
     shipped = runner_utils_libraries()
     if len(shipped) != 2:
@@ -112,7 +112,7 @@ def test_runner_utils_named_with_d_are_the_ones_the_jit_links_and_upstreams_name
     c_lib, lib = (str(copies / os.path.basename(p)) for p in shipped)
     root = make_lit_suite(tmp_path / "suite", {"libraries.py": (
         "# RUN: %PYTHON %s | FileCheck %s\n"
-        "from memref_runtime.runner_utils import runner_utils_libraries\n"
+        "from memref_runtime.jit.runner_utils import runner_utils_libraries\n"
         "print(*runner_utils_libraries(), sep='\\n')\n"
         "# CHECK: {{.*}}other{{.}}libmlir_c_runner_utils.{{.*}}\n"
         "# CHECK-NEXT: {{.*}}other{{.}}libmlir_runner_utils.{{.*}}\n"

@@ -54,7 +54,7 @@ def test_default_provider_features(tmp_path):
         (["-D", "mlir_python=mlir", "-D", "mlir_bindings=torch_mlir"],
          "-D mlir_python and -D mlir_bindings name the same setting, got 'mlir' and 'torch_mlir'"),
         (["-D", "mlir_python=no_such_mlir"],
-         "cannot import the MLIR bindings package 'no_such_mlir'"),
+         "-D mlir_python: expected one of mlir, torch_mlir, got 'no_such_mlir'"),
         (["-D", "mlir_runtime=ours"],
          "-D mlir_runtime: expected one of upstream, memref_runtime, got 'ours'"),
     ],

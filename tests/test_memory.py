@@ -300,7 +300,7 @@ RESULT_KINDS = {
 @pytest.mark.parametrize("kind", list(RESULT_KINDS))
 def test_results_stay_valid_after_the_input_and_the_module_names_are_deleted(kind):
     from memref_runtime import JitModule
-    from memref_runtime.call_plan import NativeAllocation
+    from memref_runtime.jit.results import NativeAllocation
 
     call, expected, owner = RESULT_KINDS[kind]
     jit = JitModule(RESULTS)

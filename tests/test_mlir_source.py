@@ -59,7 +59,7 @@ def test_a_file_is_named_in_the_diagnostics_and_a_tab_counts_one_column(tmp_path
 
 @needs_notes
 def test_lower_to_llvm_of_text_shows_the_line_too():
-    from memref_runtime.lowering import lower_to_llvm
+    from memref_runtime.jit.lowering import lower_to_llvm
     from mlir.ir import MLIRError
 
     with pytest.raises(MLIRError) as info:
@@ -68,7 +68,7 @@ def test_lower_to_llvm_of_text_shows_the_line_too():
 
 
 def test_bytecode_and_unknown_locations_add_nothing():
-    from memref_runtime.mlir_source import excerpts
+    from memref_runtime.jit.mlir_source import excerpts
 
     class Diagnostic:
         def __init__(self, location, notes=()):

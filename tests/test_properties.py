@@ -35,7 +35,7 @@ from conftest import (
     supported_element_types,
 )
 from memref_runtime import element_type_for_mlir
-from memref_runtime.call_plan import NativeAllocation
+from memref_runtime.jit.results import NativeAllocation
 from memref_runtime.np_to_memref import (
     UnrankedMemRefDescriptor,
     get_ranked_memref_descriptor,

@@ -17,17 +17,11 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 RUNTIME = REPO / "runtime"
-SITE = RUNTIME / "memref_runtime" / "_site"
+SITE = RUNTIME / "memref_runtime" / "lit" / "_site"
 
 
-def _load_lit_side():
-    spec = importlib.util.spec_from_file_location("_test_python_server_lit", RUNTIME / "memref_runtime" / "python_server_lit.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from memref_runtime.lit import server as server_lit  # noqa: E402
 
-
-server_lit = _load_lit_side()
 pytestmark = pytest.mark.skipif(server_lit.unsupported_reason() is not None,
                                 reason=str(server_lit.unsupported_reason()))
 CLIENT = shlex.split(server_lit.client_command(sys.executable))
@@ -216,18 +210,6 @@ def test_modules_imported_by_the_test_keep_working_until_the_end(folder, tmp_pat
     fresh, served = both(folder, ["-c", "import helper, gc; gc.collect(); print('done')"], cwd=tmp_path)
     assert fresh.stdout == b"done\n" and fresh.stderr == b""
     assert_same(fresh, served)
-
-
-def test_client_and_server_agree_on_what_may_differ():
-    import ast
-
-    def volatile(name):
-        tree = ast.parse((RUNTIME / "memref_runtime" / name).read_text())
-        (value,) = [n.value for n in tree.body if isinstance(n, ast.Assign) and n.targets[0].id == "VOLATILE_ENV"]
-        return ast.literal_eval(value)
-
-    assert volatile("python_client.py") == volatile("python_server.py")
-    assert b"LIT_CURRENT_TESTCASE" in volatile("python_client.py")
 
 
 def test_a_changed_temporary_folder_is_seen_by_the_same_server(folder, tmp_path):

@@ -12,7 +12,8 @@ import pytest
 pytest.importorskip("mlir.execution_engine")
 ml_dtypes = pytest.importorskip("ml_dtypes")
 
-from memref_runtime import JitModule, soft_float  # noqa: E402
+from memref_runtime import JitModule
+from memref_runtime.jit import soft_float  # noqa: E402
 
 pytestmark = pytest.mark.jit
 

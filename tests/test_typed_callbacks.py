@@ -201,21 +201,21 @@ func.func @make_unranked(%n: index) -> (memref<*xf64>, f64) {
 
 
 def test_results_of_a_call_whose_callback_raised_are_freed(monkeypatch):
-    from memref_runtime import call_plan
+    from memref_runtime.jit import results
 
     created = []
 
-    class CountedAllocation(call_plan.NativeAllocation):
+    class CountedAllocation(results.NativeAllocation):
         __slots__ = ()
 
         def __init__(self, address):
             super().__init__(address)
             created.append(weakref.ref(self))
 
-    monkeypatch.setattr(call_plan, "NativeAllocation", CountedAllocation)
+    monkeypatch.setattr(results, "NativeAllocation", CountedAllocation)
     freed_descriptors = []
-    real_free = call_plan._free
-    monkeypatch.setattr(call_plan, "_free", lambda address: (freed_descriptors.append(address), real_free(address)))
+    real_free = results._free
+    monkeypatch.setattr(results, "_free", lambda address: (freed_descriptors.append(address), real_free(address)))
 
     def check(n):
         raise RuntimeError(f"refused {n}")
@@ -234,12 +234,12 @@ def test_results_of_a_call_whose_callback_raised_are_freed(monkeypatch):
 
 
 def test_results_struct_layout_is_shared_by_calls_and_callbacks():
-    from memref_runtime import call_plan, callbacks
-    from memref_runtime.signatures import SCALAR_KINDS, MemRefSpec, ScalarSpec
+    from memref_runtime.jit import callbacks, results
+    from memref_runtime.jit.signatures import SCALAR_KINDS, MemRefSpec, ScalarSpec
 
     specs = [ScalarSpec("i1", SCALAR_KINDS["i1"]), ScalarSpec("f64", SCALAR_KINDS["f64"]),
              ScalarSpec("complex<f32>", SCALAR_KINDS["complex<f32>"]), ScalarSpec("i8", SCALAR_KINDS["i8"]),
              MemRefSpec("memref<?xf32>", "f32", (None,), True, None, 0, True)]
-    fmt, size = call_plan.results_layout(specs)
+    fmt, size = results.results_layout(specs)
     assert fmt == "=?" + "x" * 7 + "d" + "ff" + "b" + "x" * 7 + "q" * 5 and size == 72
-    assert callbacks.results_layout is call_plan.results_layout
+    assert callbacks.results_layout is results.results_layout

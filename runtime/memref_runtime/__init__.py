@@ -1,27 +1,61 @@
-"""memref-runtime: NumPy <-> MLIR memref descriptors, and typed calls into JIT-compiled MLIR."""
+"""memref-runtime: arrays <-> MLIR memref descriptors, typed calls into JIT-compiled MLIR, and
+the harness that tests them (lit and pytest plugins).
 
-from .np_to_memref import *  # noqa: F401,F403  (upstream's names)
-from .np_to_memref import __all__ as _upstream_names
-from .element_types import ElementType, F8E4M3FN, element_type_for_dtype, element_type_for_mlir
-from .descriptors import ranked_descriptor_type
-from .conversion import descriptor_to_numpy, view_memref
+The package is laid out by concern; arrows point down (a layer uses those below it, never the
+ones above):
 
-__all__ = [n for n in _upstream_names if n not in ("np", "ctypes", "ml_dtypes")] + [
-    "ElementType", "F8E4M3FN", "element_type_for_dtype", "element_type_for_mlir",
-    "ranked_descriptor_type", "descriptor_to_numpy", "view_memref",
-]
+  lit/, pytest_plugin/, update_checks/   what runs inside lit's or pytest's own process
+  testing/                               run/log, check_close, differential testing
+  jit/                                   signatures, call plans, lowering, engine, callbacks
+  (this folder)                          element types, descriptors, conversion, the upstream
+                                         facade (np_to_memref), bindings, suite settings
 
-# The typed-call layer needs the MLIR bindings; import it on first use so that the
-# conversion functions above stay importable without them.
-_JIT_NAMES = ("JitModule", "JitFunction", "lower_to_llvm", "DEFAULT_PIPELINE", "TENSOR_PIPELINE",
-              "TENSOR_LOOP_PIPELINE", "LoweringError", "TranslationError", "FunctionSignature",
-              "RuntimeVerificationError")
-__all__ += list(_JIT_NAMES)
+Importing the package loads nothing: each name below is imported on first use, so that
+`import memref_runtime.lit` (lit's own interpreter, every test process's site hook) pulls in
+neither numpy nor the MLIR bindings.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+# Upstream `mlir.runtime`'s public names, which np_to_memref defines with the same meaning.
+UPSTREAM_NAMES = (
+    "C128", "C64", "F16", "BF16", "F8E5M2", "F8E4M3", "F8E3M4",
+    "as_ctype", "to_numpy",
+    "make_nd_memref_descriptor", "make_zero_d_memref_descriptor", "UnrankedMemRefDescriptor",
+    "get_ranked_memref_descriptor", "get_unranked_memref_descriptor",
+    "move_aligned_ptr_by_offset", "unranked_memref_to_numpy", "ranked_memref_to_numpy",
+)
+
+# name -> the module that defines it (relative to this package).
+_EXPORTS = {
+    **dict.fromkeys(UPSTREAM_NAMES, ".np_to_memref"),
+    **dict.fromkeys(("ElementType", "F8E4M3FN", "element_type_for_dtype", "element_type_for_mlir"),
+                    ".element_types"),
+    "ranked_descriptor_type": ".descriptors",
+    **dict.fromkeys(("descriptor_to_numpy", "view_memref"), ".conversion"),
+    **dict.fromkeys(("JitModule", "JitFunction", "lower_to_llvm", "DEFAULT_PIPELINE", "TENSOR_PIPELINE",
+                     "TENSOR_LOOP_PIPELINE", "LoweringError", "TranslationError", "FunctionSignature",
+                     "RuntimeVerificationError"), ".jit"),
+}
+# Subpackages and modules reachable as attributes (`memref_runtime.testing.check_close`).
+_SUBMODULES = frozenset({"np_to_memref", "jit", "testing", "differential", "lit", "update_checks",
+                         "element_types", "descriptors", "conversion", "bindings", "settings"})
+
+__all__ = ["np_to_memref", *_EXPORTS]
 
 
-def __getattr__(name):
-    if name in _JIT_NAMES:
-        from . import jit
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name], __name__), name)
+    elif name in _SUBMODULES:
+        value = importlib.import_module(f"{__name__}.{name}")
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value  # later lookups skip this function
+    return value
 
-        return getattr(jit, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS) | _SUBMODULES)

@@ -7,11 +7,11 @@ still prints the traceback, and also records the exception:
 
 - `memref_runtime.testing.run` raises `CallbackException` at the end of a case whose
   callbacks raised;
-- under lit (`_site/sitecustomize.py`), a process whose callbacks raised exits with status 1
+- under lit (the site hook, lit/_site/sitecustomize.py), a process whose callbacks raised exits with status 1
   at the latest when it ends, for plain upstream-style scripts too.
 
 JitModule's own callbacks never get here: their exceptions are re-raised by the call.
-Loaded by path from sitecustomize too: imports nothing of memref_runtime, numpy or MLIR.
+The site hook imports it in every test process: it imports nothing of numpy or MLIR.
 """
 
 import atexit
@@ -26,8 +26,8 @@ class CallbackException(RuntimeError):
 class Recorder:
     """The exceptions ctypes reported from callbacks, in order; those not yet reported fail the process.
 
-    One per process, shared through `sys.unraisablehook` by every copy of this module (lit's
-    sitecustomize loads one by path, `memref_runtime.testing` imports another).
+    One per process, found through `sys.unraisablehook` (so a hook installed before a fork, in
+    the pre-started interpreter, is the child's too).
     """
 
     def __init__(self, previous):

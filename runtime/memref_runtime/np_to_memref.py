@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 
+from . import UPSTREAM_NAMES
 from .conversion import (
     get_ranked_memref_descriptor,
     get_unranked_memref_descriptor,
@@ -22,11 +23,4 @@ from .element_types import BF16, C64, C128, F16, F8E3M4, F8E4M3, F8E5M2, as_ctyp
 # `from mlir.runtime import *` also binds the submodule `np_to_memref`; so do we.
 np_to_memref = sys.modules[__name__]
 
-__all__ = [
-    "np", "ctypes", "ml_dtypes", "np_to_memref",
-    "C128", "C64", "F16", "BF16", "F8E5M2", "F8E4M3", "F8E3M4",
-    "as_ctype", "to_numpy",
-    "make_nd_memref_descriptor", "make_zero_d_memref_descriptor", "UnrankedMemRefDescriptor",
-    "get_ranked_memref_descriptor", "get_unranked_memref_descriptor",
-    "move_aligned_ptr_by_offset", "unranked_memref_to_numpy", "ranked_memref_to_numpy",
-]
+__all__ = ["np", "ctypes", "ml_dtypes", "np_to_memref", *UPSTREAM_NAMES]

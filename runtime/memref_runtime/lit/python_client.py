@@ -118,12 +118,10 @@ def _exec_server(folder: str, key: str, ready_w: int) -> None:
         _signal.signal(getattr(_signal, name), _signal.SIG_DFL)
     _signal.pthread_sigmask(_signal.SIG_SETMASK, [])
     os.chdir(folder)
-    server = os.path.join(os.path.dirname(os.path.abspath(__file__)), "python_server.py")
-    # The server runs as `python -c` (no interpreter option), so sys.flags are a fresh test's.
-    boot = ("import importlib.util as u, sys; s = u.spec_from_file_location('_memref_runtime_python_server',"
-            " sys.argv[1]); m = u.module_from_spec(s); sys.modules[s.name] = m; s.loader.exec_module(m);"
-            " m.main(sys.argv[2:])")
-    os.execv(sys.executable, [sys.executable, "-c", boot, server, folder, key, str(ready_w)])
+    # The server runs as `python -c` (no interpreter option), so sys.flags are a fresh test's; it
+    # imports memref_runtime as the tests do (installed, or from the tests' PYTHONPATH).
+    boot = "import sys; from memref_runtime.lit.python_server import main; main(sys.argv[1:])"
+    os.execv(sys.executable, [sys.executable, "-c", boot, folder, key, str(ready_w)])
 
 
 def connect(folder: str, key: str):

@@ -21,21 +21,18 @@ import tempfile
 import threading
 from types import MappingProxyType
 
-from . import jit_cache
-from .bindings import bindings
+from ..bindings import bindings
+from ..settings import default_runtime_verification, resolve_opt_level
+from . import cache as jit_cache
 from .call_plan import build_plan, make_invoker
 from .callbacks import CallbackErrors, make_trampoline
-from .lowering import (DEFAULT_PIPELINE, TENSOR_LOOP_PIPELINE, TENSOR_PIPELINE, LoweringError,
-                       TranslationError, create_execution_engine, default_pipeline, lower_printed, lower_to_llvm)
+from .lowering import create_execution_engine, default_pipeline, lower_printed
 from .mlir_source import parse_module
 from .runner_utils import missing_runner_utils_hint, resolve_shared_libs
-from .settings import default_runtime_verification, resolve_opt_level
 from .signatures import FunctionSignature, func_ops, read_signatures
-from .verification import Guard, RuntimeVerificationError, routes_asserts
+from .verification import Guard, routes_asserts
 
-__all__ = ["JitModule", "JitFunction", "lower_to_llvm", "DEFAULT_PIPELINE", "TENSOR_PIPELINE",
-           "TENSOR_LOOP_PIPELINE", "LoweringError", "TranslationError", "FunctionSignature",
-           "RuntimeVerificationError"]
+__all__ = ["JitModule", "JitFunction"]
 
 
 def _parse(source):

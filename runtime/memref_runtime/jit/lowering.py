@@ -11,11 +11,11 @@ import os
 import shlex
 import tempfile
 
+from ..bindings import bindings, opt_tool
+from ..settings import default_runtime_verification
 from . import verification
-from .bindings import bindings, opt_tool
 from .mlir_source import parse_module
 from .pipeline_text import pass_name, top_level_passes
-from .settings import default_runtime_verification
 
 # Everything after bufferization: the dialects the issue lists, down to the LLVM dialect.
 # expand-strided-metadata turns subviews and reinterpret_casts into descriptor arithmetic
@@ -194,7 +194,7 @@ def default_pipeline(module) -> str:
 def _split_before_memref_lowering(pipeline: str) -> tuple[str, str] | None:
     """`pipeline` as (the passes before its memref-to-LLVM pass, the rest) where that pass would
     abort on an i1 memref access (MLIR < 23), else None."""
-    from .bindings import mlir_major_version
+    from ..bindings import mlir_major_version
 
     major = mlir_major_version()
     passes = top_level_passes(pipeline)

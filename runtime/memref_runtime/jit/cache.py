@@ -67,7 +67,7 @@ def key_of(text: str, *, opt_level, shared_libs, **options):
     if _MUTABLE_GLOBAL.search(text):
         _count("miss: mutable globals")
         return None
-    from .bindings import bindings
+    from ..bindings import bindings
 
     digest = hashlib.sha256(text.encode()).hexdigest()
     return (bindings().name, digest, opt_level, tuple(str(p) for p in shared_libs or ()),

@@ -24,6 +24,8 @@ import lit.Test
 import lit.TestRunner
 from lit.llvm.subst import ToolSubst
 
+from .test_format import Before
+
 # What lit itself substitutes in every test (lit.TestRunner.getDefaultSubstitutions).
 _PATH_LETTERS = "sSpt"
 LIT_BUILTINS = frozenset(
@@ -47,9 +49,8 @@ MLIR_OPT = re.compile(ToolSubst("mlir-opt").regex + "|%mlir_opt\\b")
 class UpstreamHook:
     """`hook(test, lit_config) -> Before | None`; `setup` is upstream_compat's UpstreamSetup."""
 
-    def __init__(self, setup, before_class):
+    def __init__(self, setup):
         self.setup = setup
-        self.before_class = before_class  # lit_format.Before
         # Bare (`mlir-opt`, as upstream writes it) or as the suite's %mlir_opt.
         self.tool_patterns = {
             name: re.compile(ToolSubst(name).regex + "|%" + name.replace("-", "_") + r"\b") for name in CHECKED_TOOLS}
@@ -131,7 +132,7 @@ class UpstreamHook:
             return None
         output = ("memref-runtime: a RUN line names a substitution this suite does not define; lit would"
                   " run it half-expanded, so the test fails here instead:\n" + "\n".join(problems) + "\n")
-        return self.before_class(result=lit.Test.Result(lit.Test.FAIL, output))
+        return Before(result=lit.Test.Result(lit.Test.FAIL, output))
 
     def explain(self, name: str, plain: set) -> str:
         if name in self.setup.missing:
@@ -166,7 +167,7 @@ class UpstreamHook:
         for alternative in setup.test_pass_alternatives:
             if needed <= alternative.test_options:
                 command = alternative.command(setup.verify_roundtrip)
-                return self.before_class(substitutions=[(MLIR_OPT.pattern, command)])
+                return Before(substitutions=[(MLIR_OPT.pattern, command)])
         if setup.test_pass_alternatives:
             return None  # an mlir-opt with test passes lacks it too: not a test pass, let it fail
         passes = ", ".join("-" + p for p in lacking)
@@ -182,4 +183,4 @@ class UpstreamHook:
             " or name it with lit -D test_pass_mlir_opt=PATH")
 
     def unsupported(self, reason: str):
-        return self.before_class(result=lit.Test.Result(lit.Test.UNSUPPORTED, reason))
+        return Before(result=lit.Test.Result(lit.Test.UNSUPPORTED, reason))

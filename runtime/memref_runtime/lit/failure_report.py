@@ -6,15 +6,14 @@ most a few lines around its first error, and a crash shows only "exit status: -1
 
 - before a test, a folder `Output/<test>.report/` is made and its path exported to the test's
   commands as MEMREF_RUNTIME_REPORT (a preamble command); each Python test process copies its
-  fds 1 and 2 there and records how it ended (process_report.py, run by `_site/sitecustomize.py`);
+  fds 1 and 2 there and records how it ended (process_report.py, run by the site hook `_site/sitecustomize.py`);
 - after a failed test, this module appends to lit's output, for each Python process, how it
   ended (exit status, or the signal's name) and the last `TEST:` label it printed; for those
   that failed, everything they printed in the order it happened, which holds the exception with
   MLIR's diagnostics, or on a crash the Python stack and the native one. A passed test's folder
   is removed.
 
-lit.cfg.py loads this module by path (lit's interpreter needs neither numpy nor MLIR) and
-calls `install(config.test_format, lit_format.Before)`.
+configure() calls `install(config.test_format)`; nothing here imports numpy or MLIR.
 """
 
 from __future__ import annotations
@@ -27,6 +26,8 @@ import shutil
 
 import lit.Test
 import lit.TestRunner
+
+from .test_format import Before
 
 REPORT_ENV = "MEMREF_RUNTIME_REPORT"  # process_report.py reads it
 # What one failed process contributes to lit's output at most: its last lines. The folder keeps all.
@@ -42,10 +43,7 @@ def report_folder(test) -> str:
 
 
 class FailureReport:
-    """The before and after hooks of the suite's test format (lit_format.py)."""
-
-    def __init__(self, before_type):
-        self.before_type = before_type
+    """The before and after hooks of the suite's test format (test_format.py)."""
 
     def before(self, test, lit_config):
         # A preamble makes lit run a file that has no RUN line: only tests lit would run get one.
@@ -55,7 +53,7 @@ class FailureReport:
         folder = report_folder(test)
         shutil.rmtree(folder, ignore_errors=True)
         os.makedirs(folder, exist_ok=True)
-        return self.before_type(preamble=[f'export {REPORT_ENV}="{folder}"'])
+        return Before(preamble=[f'export {REPORT_ENV}="{folder}"'])
 
     def after(self, test, lit_config, result):
         folder = report_folder(test)
@@ -70,9 +68,9 @@ class FailureReport:
         return result
 
 
-def install(test_format, before_type) -> FailureReport:
+def install(test_format) -> FailureReport:
     """Registers the failure report's hooks on `test_format` (a MemrefRuntimeShTest)."""
-    report = FailureReport(before_type)
+    report = FailureReport()
     test_format.before_hooks.append(report.before)
     test_format.after_hooks.append(report.after)
     return report

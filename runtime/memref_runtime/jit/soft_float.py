@@ -15,7 +15,7 @@ from __future__ import annotations
 import ctypes
 import functools
 
-from .bindings import bindings
+from ..bindings import bindings
 
 LIBGCC_BUILTINS = ("__truncdfhf2", "__truncsfhf2", "__truncsfbf2", "__truncdfbf2")
 

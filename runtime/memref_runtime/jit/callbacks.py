@@ -14,10 +14,12 @@ import ctypes
 import struct
 import threading
 
-from .call_plan import _out_param, _scalar_check, add_note, results_layout, view_ranked
-from .conversion import read_ranked_descriptor
-from .descriptors import descriptor_packer
-from .element_types import element_type_for_mlir
+from ..conversion import read_ranked_descriptor
+from ..descriptors import descriptor_packer
+from ..element_types import element_type_for_mlir
+from .arguments import scalar_check
+from .call_plan import _out_param, add_note
+from .results import results_layout, view_ranked
 from .signatures import FunctionSignature, MemRefSpec, ScalarSpec, UnsupportedSpec
 
 _UNRANKED = struct.Struct("=qQ")  # {rank, pointer to the ranked descriptor}
@@ -60,7 +62,7 @@ def _result_encoder(sig: FunctionSignature, where: str):
         if isinstance(spec, (MemRefSpec, UnsupportedSpec)):
             raise TypeError(f"{where}: result {i} has type {spec.mlir}; a callback can return only "
                             "scalars (who would own a returned memref?)")
-    checks = [_scalar_check(s, f"{where}: result {i}") for i, s in enumerate(results)]
+    checks = [scalar_check(s, f"{where}: result {i}") for i, s in enumerate(results)]
     if not results:
         return None, False, lambda value, out: None
     if not _out_param(results):

@@ -30,7 +30,7 @@ from __future__ import annotations
 import ctypes
 import functools
 
-from .bindings import bindings
+from ..bindings import bindings
 from .pipeline_text import module_pipeline, pass_name, top_level_passes
 
 PASS = "generate-runtime-verification"

@@ -1,6 +1,6 @@
 """What a test process under lit records for the failure report that `lit -v` shows.
 
-lit's before hook (lit_report.py) exports MEMREF_RUNTIME_REPORT, a folder of the test's
+lit's before hook (failure_report.py) exports MEMREF_RUNTIME_REPORT, a folder of the test's
 Output/; `_site/sitecustomize.py` calls `setup_process()` in every Python process of the test.
 When that variable is set it
 
@@ -20,11 +20,11 @@ original destinations unchanged and to the report, waits for the child and ends 
 (same exit status, or killed by the same signal). Since the parent outlives the test, nothing
 the test printed before a crash is lost, and lit reads the report only once it is complete.
 
-Loaded by path (sitecustomize imports nothing of memref_runtime, numpy or MLIR at start-up).
+Imported by the site hook in every test process: nothing here imports numpy or MLIR, and what
+only a crash or the copier needs (native_stack, select, _signal) is imported when needed.
 """
 
 import faulthandler
-import importlib.util
 import os
 import sys
 import time
@@ -38,20 +38,6 @@ REPORT_ENV = "MEMREF_RUNTIME_REPORT"
 COPIED_ENV = "MEMREF_RUNTIME_REPORT_PIPES"
 # Python programs that are tools of a RUN line, not tests: their output is lit's to show.
 TOOLS = frozenset({"filecheck", "lit", "llvm-lit", "memref-update-checks"})
-_HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def _sibling(name: str):
-    """A module of this folder, loaded by path once (no package import, so no numpy)."""
-    key = "_memref_runtime_" + name
-    module = sys.modules.get(key)
-    if module is None:
-        spec = importlib.util.spec_from_file_location(key, os.path.join(_HERE, name + ".py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[key] = module
-        spec.loader.exec_module(module)
-    return module
-
 
 # --- crash handlers ----------------------------------------------------------------------------
 
@@ -65,7 +51,7 @@ def _enable_faulthandler() -> None:
 def _install_native_stack() -> None:
     """LLVM's handlers under faulthandler's, so a crash prints the Python stack, then the native one."""
     try:
-        native = _sibling("native_stack")
+        from . import native_stack as native
         faulthandler.disable()  # re-enabled on top: faulthandler runs first, then chains to LLVM
         try:
             native.install()
@@ -135,7 +121,7 @@ def install_crash_handlers() -> None:
 # --- the copy of fds 1 and 2 -------------------------------------------------------------------
 
 def is_test_process(argv: list[str], orig_argv: list[str] = ()) -> bool:
-    """A script or `-m` module run by a RUN line, not `-c` code (lit.cfg.py's stand-ins for
+    """A script or `-m` module run by a RUN line, not `-c` code (toolchain.py's stand-ins for
     `not`/`count`) nor a Python tool (filecheck) whose output lit shows itself. `argv` is
     `sys.argv` at start-up (`-m` for a module, whose name only `sys.orig_argv` has)."""
     if not argv or argv[0] in ("", "-c", "-"):
@@ -174,7 +160,7 @@ def _write_all(fd: int, data: bytes) -> bool:
 
 
 def _write_record(path: str, record: dict) -> None:
-    """`record` as a Python literal (lit_report.py reads it with ast.literal_eval; the json
+    """`record` as a Python literal (failure_report.py reads it with ast.literal_eval; the json
     module would cost each test process ~4 ms of imports)."""
     temporary = path + ".tmp"
     with open(temporary, "w") as f:
@@ -229,7 +215,9 @@ def _end_like(status: int) -> None:
             resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
         except (ImportError, ValueError, OSError):
             pass  # the child dumped core already, if it was to: not the copier too
-        _sibling("python_client").die_like(os.WTERMSIG(status))  # SIGKILL and SIGSTOP too
+        from .python_client import die_like
+
+        die_like(os.WTERMSIG(status))  # SIGKILL and SIGSTOP too
     os._exit(os.waitstatus_to_exitcode(status))
 
 
@@ -330,4 +318,6 @@ def setup_process() -> None:
     if is_test_process(sys.argv, getattr(sys, "orig_argv", [])):
         copy_output_to_report(folder)  # the copier never returns from here
     install_crash_handlers()
-    _sibling("callback_exceptions").install(exit_nonzero=True)
+    from .. import callback_exceptions
+
+    callback_exceptions.install(exit_nonzero=True)

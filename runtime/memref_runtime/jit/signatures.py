@@ -11,9 +11,9 @@ from __future__ import annotations
 import ctypes
 from typing import NamedTuple, Union
 
-from .bindings import bindings
-from .descriptors import MAX_RANK
-from .element_types import element_type_for_mlir
+from ..bindings import bindings
+from ..descriptors import MAX_RANK
+from ..element_types import element_type_for_mlir
 
 DYNAMIC = None  # a `?` size, stride or offset
 _MLIR_DYNAMIC = -(2**63)  # how the bindings spell `?` (ShapedType.get_dynamic_size())

@@ -10,8 +10,8 @@ It also takes SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1/2 and a few more, which 
 into plain deaths (Ctrl-C would no longer raise KeyboardInterrupt): every signal but the fatal
 ones gets its earlier action back, so nothing else about the process changes.
 
-Loaded by path from `_site/sitecustomize.py` (through process_report.py): imports nothing
-of memref_runtime, numpy or MLIR.
+Imported by process_report.py once the MLIR bindings are loaded in a test process: imports
+nothing of numpy or MLIR itself.
 """
 
 from __future__ import annotations

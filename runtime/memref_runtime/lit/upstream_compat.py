@@ -1,7 +1,6 @@
 """Upstream MLIR's lit conventions for the suite: substitutions, features, test-only passes.
 
-Loaded by path from lit.cfg.py (lit's interpreter needs neither numpy nor MLIR for it).
-`configure()` runs once per lit run: it probes the LLVM builds in use, adds upstream's
+Runs in lit's own interpreter (nothing here imports numpy or MLIR). `configure()` runs once per lit run: it probes the LLVM builds in use, adds upstream's
 substitutions and features to the config and returns an `UpstreamSetup`, the plain data that
 the before hook of `upstream_hook.py` reads for each test. docs/upstream-compat.md is the
 user's view of the same tables.
@@ -16,10 +15,11 @@ import os
 import platform
 import re
 import shutil
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from types import SimpleNamespace
+
+from .probe_cache import tool_output as run_tool  # --version/--help, kept while the tool is unchanged
 
 SHLIB_EXT = {"win32": ".dll", "darwin": ".dylib"}.get(sys.platform, ".so")
 SHLIB_PREFIX = "" if sys.platform == "win32" else "lib"
@@ -71,31 +71,6 @@ PARAMETER_SUBSTITUTIONS = {
     "%llvm_src_root": "llvm_src_root",
     "%host_cxx": "host_cxx",
     "%host_cc": "host_cc",
-}
-
-# Attributes upstream's site config gives the lit.local.cfg files of mlir/test/Integration,
-# with the values of a default build (no GPU runners, no Arm/x86 hardware test flags, no
-# emulators), so that those files run unchanged in a copy of their folder.
-UPSTREAM_SITE_DEFAULTS = {
-    "mlir_include_integration_tests": True,
-    "enable_bindings_python": True,
-    "expensive_checks": False,
-    **dict.fromkeys((
-        "mlir_run_arm_sve_tests", "mlir_run_arm_sme_tests", "mlir_run_x86_tests",
-        "mlir_run_x86_amx_tests", "mlir_run_amx_tests", "mlir_run_x86vector_tests",
-        "mlir_run_riscv_vector_tests", "enable_cuda_runner", "enable_rocm_runner",
-        "enable_sycl_runner", "enable_levelzero_runner", "enable_vulkan_runner",
-        "enable_spirv_cpu_runner", "run_nvptx_tests", "run_rocm_tests",
-        "mlir_run_cuda_tensor_core_tests", "mlir_run_cuda_sm80_tests",
-        "mlir_run_cuda_sm80_lt_tests", "mlir_run_cuda_sm90_tests",
-    ), False),
-    **dict.fromkeys((
-        "arm_emulator_executable", "arm_emulator_options", "arm_emulator_lli_executable",
-        "arm_emulator_mlir_runner_executable", "arm_emulator_utils_lib_dir",
-        "arm_sme_abi_routines_shlib", "intel_sde_executable", "riscv_emulator_lli_executable",
-        "riscv_emulator_utils_lib_dir", "riscv_vector_emulator_executable",
-        "riscv_vector_emulator_options",
-    ), ""),
 }
 
 # Environment switches of LLVM/MLIR that change what a test does, passed from lit's own
@@ -163,19 +138,10 @@ class UpstreamSetup:
     # Features of the tools' LLVM (the config's) and of the bindings' LLVM, for .py tests.
     tools_features: frozenset = frozenset()
     bindings_features: frozenset = frozenset()
-
-
-def _run(args: list, timeout: int = 60) -> str:
-    try:
-        out = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
-        return out.stdout + out.stderr
-    except (OSError, subprocess.SubprocessError):
-        return ""
-
-
-# How the probes below run a tool: lit.cfg.py puts probe_cache.tool_output here, which keeps a
-# tool's --version/--help while its executable is unchanged.
-run_tool = _run
+    # What the site-config attributes are made of (upstream_site.py).
+    tools_build: LLVMBuild | None = None
+    source_roots: dict = field(default_factory=dict)
+    library_dir: str | None = None
 
 
 def guessed_triple() -> str:
@@ -359,15 +325,5 @@ def configure(config, lit_config, *, lib_dirs: list, library_dir: str | None, to
     if (setup.mlir_opt and setup.mlir_opt.has_test_passes) or setup.test_pass_alternatives:
         config.available_features.add("mlir-test-passes")
 
-    # Upstream's site-config attributes, for lit.local.cfg files copied from mlir/test/Integration.
-    site = {
-        "llvm_shlib_ext": SHLIB_EXT, "llvm_shlib_dir": library_dir, "mlir_lib_dir": library_dir,
-        "mlir_tools_dir": os.path.dirname(tools["mlir-opt"]) if tools.get("mlir-opt") else None,
-        "enable_assertions": bool(tools_build.asserts), "host_os": platform.system(),
-        "host_arch": platform.machine(), "mlir_src_root": source_roots.get("mlir_src_root"),
-        **UPSTREAM_SITE_DEFAULTS,
-    }
-    for name, value in site.items():
-        if getattr(config, name, None) is None:
-            setattr(config, name, value)
+    setup.tools_build, setup.source_roots, setup.library_dir = tools_build, source_roots, library_dir
     return setup

@@ -15,14 +15,14 @@ import gc
 import os
 import sys
 
-from . import callback_exceptions
-from .lowering import lower_to_llvm
-from .np_to_memref import get_ranked_memref_descriptor, get_unranked_memref_descriptor
+from .. import callback_exceptions
+from ..jit.lowering import lower_to_llvm
+from ..np_to_memref import get_ranked_memref_descriptor, get_unranked_memref_descriptor
+from ..settings import resolve_opt_level
 from .numerics import check_close
-from .settings import resolve_opt_level
 
-__all__ = ["log", "run", "lower", "execution_engine", "check_close", "memref_arg", "unranked_arg",
-           "mlir_inputs", "parse_input", "flush_c_stdout", "CallbackException"]
+__all__ = ["log", "run", "lower", "execution_engine", "check_close", "check_against", "DifferentialError",
+           "memref_arg", "unranked_arg", "mlir_inputs", "parse_input", "flush_c_stdout", "CallbackException"]
 
 CallbackException = callback_exceptions.CallbackException
 # An exception raised in a ctypes callback (which ctypes prints and drops) fails the case.
@@ -60,8 +60,8 @@ def execution_engine(module, *, opt_level: int | None = None, shared_libs=(), ru
     """An ExecutionEngine for lowered `module` at `opt_level` (default: the suite's,
     `lit -D opt_level=N`), with MLIR's runner-utils libraries (where the bindings ship them)
     after `shared_libs`; upstream's `ExecutionEngine(module)` always gets opt level 2."""
-    from .lowering import create_execution_engine
-    from .runner_utils import resolve_shared_libs
+    from ..jit.lowering import create_execution_engine
+    from ..jit.runner_utils import resolve_shared_libs
 
     libs = resolve_shared_libs(shared_libs, runner_utils)
     return create_execution_engine(module, opt_level=resolve_opt_level(opt_level), shared_libs=libs)
@@ -78,17 +78,20 @@ def unranked_arg(array):
 
 
 def mlir_inputs() -> str:
-    """The folder of the shared MLIR modules: env `MLIR_INPUTS` (lit.cfg.py sets it to
-    `%mlir_inputs`), else `mlir_inputs/` of the source tree this package lives in."""
-    return os.environ.get("MLIR_INPUTS") or os.path.normpath(
-        os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "mlir_inputs"))
+    """The folder of the shared MLIR modules: env `MLIR_INPUTS`, which lit sets to `%mlir_inputs`
+    (`memref_runtime.lit.configure(..., mlir_inputs=...)`); LookupError when it is not set."""
+    folder = os.environ.get("MLIR_INPUTS")
+    if not folder:
+        raise LookupError("mlir_inputs(): MLIR_INPUTS is not set; lit sets it to the suite's inputs folder "
+                          "(configure(config, lit_config, mlir_inputs=...)), elsewhere set it yourself")
+    return folder
 
 
 def parse_input(name: str):
     """Parses the shared module `mlir_inputs()/<name>` in the current Context."""
     from mlir import ir
 
-    from .mlir_source import parse_module
+    from ..jit.mlir_source import parse_module
 
     return parse_module(ir, None, None, path=os.path.join(mlir_inputs(), name))
 
@@ -102,3 +105,12 @@ def flush_c_stdout() -> None:
     """Flushes C's stdout (where printMemrefF32 and other native code print), which is buffered
     apart from Python's streams; call it after such a native call to keep the order of events."""
     _libc().fflush(None)
+
+
+def __getattr__(name: str):
+    # Differential testing imports hypothesis (~0.1 s): only for the tests that use it.
+    if name in ("check_against", "DifferentialError"):
+        from . import differential
+
+        return getattr(differential, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .element_types import is_numpy_native
+from ..element_types import is_numpy_native
 
 __all__ = ["check_close", "compare", "default_tolerance", "Tolerance", "TOLERANCES"]
 

@@ -87,7 +87,7 @@ def _patch_call_plan(module) -> None:
 
 
 def _patches() -> dict:
-    table = {"memref_runtime.call_plan": _patch_call_plan}
+    table = {"memref_runtime.jit.call_plan": _patch_call_plan}
     for provider in ("mlir", "torch_mlir"):
         table[f"{provider}.ir"] = _patch_ir
         table[f"{provider}.passmanager"] = _patch_passmanager

@@ -19,8 +19,8 @@ import sys
 
 import numpy as np
 
-from .bindings import bindings
-from .conversion import read_ranked_descriptor, view_memref
+from ..bindings import bindings
+from ..conversion import read_ranked_descriptor, view_memref
 from .soft_float import builtins
 
 # Load order: libmlir_runner_utils needs the symbols of libmlir_c_runner_utils.

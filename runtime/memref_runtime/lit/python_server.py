@@ -31,9 +31,8 @@ import struct
 import sys
 import types
 
-VOLATILE_ENV = (b"LIT_CURRENT_TESTCASE", b"TMP", b"TMPDIR", b"TEMP", b"TEMPDIR", b"_",
-                b"MEMREF_RUNTIME_REPORT", b"MEMREF_RUNTIME_REPORT_PIPES")  # python_client.py's
-OWNER_ENV = "MEMREF_RUNTIME_PYTHON_SERVER_OWNER"
+from .python_client import OWNER_ENV, VOLATILE_ENV
+
 # What the tests import, imported once here (a module missing from a provider is skipped).
 PRELOAD = ("numpy", "ctypes", "mlir.ir", "mlir.passmanager", "mlir.execution_engine", "mlir.runtime",
            "memref_runtime", "memref_runtime.np_to_memref", "memref_runtime.testing", "memref_runtime.jit")
@@ -348,7 +347,7 @@ def take_request(server: Server, request: dict) -> None:
         sys.modules["tempfile"].tempdir = None
     if "numpy.random" in sys.modules:  # a fresh interpreter seeds NumPy's global generator anew
         sys.modules["numpy.random"].seed()
-    timing = sys.modules.get("_memref_runtime_timing")
+    timing = sys.modules.get("memref_runtime.lit.timing")
     if timing is not None:
         timing.start_process()
     set_command_line(request["argv"], request["executable"])
@@ -475,14 +474,14 @@ def run_child(server: Server, request: dict) -> None:
 
 
 def main(argv: list) -> None:
-    """`python -c BOOT python_server.py FOLDER KEY READY_FD`, run by python_client.py."""
+    """`python -c BOOT FOLDER KEY READY_FD`, run by python_client.py."""
     folder, key, ready = argv[0], argv[1], int(argv[2])
     os.umask(0o077)
     server = Server(folder, key)
     os.write(ready, b"1")  # listening: clients may connect (they wait in the backlog)
     os.close(ready)
     _preload()
-    timing = sys.modules.get("_memref_runtime_timing")
+    timing = sys.modules.get("memref_runtime.lit.timing")
     if timing is not None:
         timing.stop_process()  # the server's own time is nobody's
     server.snapshot()

@@ -1,4 +1,4 @@
-"""What lit.cfg.py learns by running programs (the test interpreter, the tools' --version and
+"""What configuring a suite learns by running programs (the test interpreter, the tools' --version and
 --help), kept on disk while the files it came from are unchanged.
 
 Configuring the suite ran a dozen programs (~0.55 s) on every lit run, and memref-update-checks
@@ -6,7 +6,7 @@ and the harness's own tests configure it again and again. An answer is stored wi
 (size, mtime, inode) of the files and folders it depends on: a tool's executable; for the
 interpreter, the interpreter, the folders it imports MLIR and LLVM from and the runtime's
 sources. A stamp that differs, a missing or unreadable file, and MEMREF_RUNTIME_PROBE_CACHE=0
-all mean running the program again. Loaded by path from lit.cfg.py: the standard library only.
+all mean running the program again. The standard library only.
 """
 
 from __future__ import annotations

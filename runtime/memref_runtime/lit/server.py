@@ -1,4 +1,4 @@
-"""The lit side of the suite's speed features (lit.cfg.py, section "Speed").
+"""The lit side of the harness's speed features (configure()'s last step).
 
 - `-D python_server=1|0`: `%PYTHON` runs each test command in a child forked from a pre-started
   interpreter (python_client.py, python_server.py) instead of a fresh one. The servers of a lit
@@ -9,7 +9,7 @@
 - `-D timing=DIR`: each test process writes where its time went to DIR (memref_runtime.timing;
   benchmarks/suite.py reads it).
 
-Loaded by path in lit's own interpreter: nothing here imports numpy or MLIR.
+Runs in lit's own interpreter: nothing here imports numpy or MLIR.
 """
 
 from __future__ import annotations
@@ -23,8 +23,9 @@ import sys
 import tempfile
 import time
 
-DIR_ENV = "MEMREF_RUNTIME_PYTHON_SERVER_DIR"
-OWNER_ENV = "MEMREF_RUNTIME_PYTHON_SERVER_OWNER"
+from .python_client import DIR_ENV, OWNER_ENV
+from .test_format import Before
+
 TIMING_ENV = "MEMREF_RUNTIME_TIMING"
 DEFAULT_PYTHON_SERVER = True
 CLIENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "python_client.py")
@@ -99,7 +100,8 @@ def stop_servers(folder: str) -> None:
 
 
 def configure(config, lit_config, params, parse_flag) -> None:
-    """lit.cfg.py's section: the server behind %PYTHON, input recording, timing."""
+    """The server behind %PYTHON, input recording, timing (configure()'s last step: it rewrites
+    %PYTHON and needs the final environment)."""
     wanted = parse_flag(params.get("python_server", str(int(DEFAULT_PYTHON_SERVER))), "-D python_server")
     reason = unsupported_reason()
     if wanted and reason:
@@ -164,9 +166,8 @@ class InputRecorder:
         self.folder = folder
 
     def __call__(self, test, lit_config):
-        before = sys.modules["_memref_runtime_lit_lit_format"].Before
         path = os.path.join(self.folder, input_name(test.getFullName()))
         if os.path.exists(path):
             os.unlink(path)  # a rerun starts afresh
         # lit escapes backslashes in replacements (no group references): a lookahead instead.
-        return before(substitutions=[(r"\|\s*(?=(FileCheck|count)\b)", f"| tee -a {path} | ")])
+        return Before(substitutions=[(r"\|\s*(?=(FileCheck|count)\b)", f"| tee -a {path} | ")])

@@ -1,7 +1,7 @@
-"""The lit test format of the suite: lit's ShTest, with hooks before and after each test.
+"""The lit test format of a memref-runtime suite: lit's ShTest, with hooks before and after each test.
 
-lit.cfg.py loads this module by path (lit's interpreter need not import numpy or MLIR) and
-registers hooks on one instance:
+configure() registers the harness's hooks on one instance (config.test_format); a lit.cfg.py
+may add its own:
 
 - a *before* hook, `hook(test, lit_config) -> Before | None`, runs ahead of the RUN lines. It
   may end the test with a result of its own (UNSUPPORTED with a reason, say), add per-test

@@ -1,0 +1,130 @@
+"""Results of a call plan: the C interface's results struct, and arrays over returned memrefs.
+
+Who owns a returned memref's memory: an input it points into (kept alive, nothing freed), the
+engine for a `memref.get_global` (read-only, never freed), or a NativeAllocation that frees the
+buffer the JIT code malloc'ed once the last view of it is collected.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+
+import numpy as np
+
+from ..conversion import read_ranked_descriptor, view_memref
+from ..element_types import C64, C128, element_type_for_mlir
+from .signatures import MemRefSpec, ScalarSpec
+
+GLOBAL_ALLOCATED = 0xDEADBEEF  # what memref.get_global's lowering puts in `allocated`
+
+_libc = ctypes.CDLL(None)
+_free = _libc.free
+_free.argtypes, _free.restype = [ctypes.c_void_p], None
+_byte_bounds = getattr(getattr(np.lib, "array_utils", np), "byte_bounds", None) or np.byte_bounds
+
+
+class NativeAllocation:
+    """Memory the JIT code allocated (malloc) and handed to Python: freed once no view needs it.
+
+    The JIT resolves `malloc` and `free` through the process's symbol table, so libc's `free`
+    is the allocator that matches; every array made from the memory has this as `.base.owner`.
+    """
+
+    __slots__ = ("address", "__weakref__")
+
+    def __init__(self, address: int):
+        self.address = address
+
+    def __del__(self, _free=_free):
+        _free(self.address)
+
+
+_LAYOUT_CTYPES = {  # a scalar's ctypes type, for the layout of a struct of results
+    "?": ctypes.c_bool, "b": ctypes.c_int8, "h": ctypes.c_int16, "i": ctypes.c_int32, "q": ctypes.c_int64,
+    "B": ctypes.c_uint8, "H": ctypes.c_uint16, "I": ctypes.c_uint32, "Q": ctypes.c_uint64,
+    "e": ctypes.c_uint16, "f": ctypes.c_float, "d": ctypes.c_double, "ff": C64, "dd": C128,
+}
+
+
+def result_piece(spec) -> tuple[str, type]:
+    """(struct format, ctypes layout type) of one result inside the results struct."""
+    if isinstance(spec, ScalarSpec):
+        return spec.scalar.fmt, _LAYOUT_CTYPES[spec.scalar.fmt]
+    words = 2 if spec.shape is None else 3 + 2 * len(spec.shape)
+    return "q" * words, ctypes.c_int64 * words
+
+
+def results_layout(results) -> tuple[str, int]:
+    """(struct format, size in bytes) of the struct that carries several or complex results
+    through the C interface's out-parameter, padded as C lays it out (ctypes says where)."""
+    pieces = [result_piece(s) for s in results]
+    layout = type("Results", (ctypes.Structure,), {"_fields_": [
+        (f"r{i}", ctype) for i, (_, ctype) in enumerate(pieces)]})
+    fmt, at = "=", 0
+    for i, (piece, _) in enumerate(pieces):
+        offset = getattr(layout, f"r{i}").offset
+        fmt, at = fmt + "x" * (offset - at) + piece, offset + struct.calcsize("=" + piece)
+    return fmt, ctypes.sizeof(layout)
+
+
+def view_ranked(fields, dtype: np.dtype, owner) -> np.ndarray:
+    """A view of what a ranked descriptor's fields (allocated, aligned, offset, sizes, strides)
+    describe, keeping `owner` alive. A global's view is read-only: a constant global lives
+    in read-only memory, where a write would crash the process."""
+    rank = (len(fields) - 3) // 2
+    aligned = fields[1] or 0  # None: a NULL pointer passed by value to a callback
+    array = view_memref(aligned + fields[2] * dtype.itemsize, fields[3:3 + rank], fields[3 + rank:], dtype, owner)
+    if fields[0] == GLOBAL_ALLOCATED:
+        array.flags.writeable = False
+    return array
+
+
+class Ownership:
+    """Who owns the memory a call's memref results point into; one NativeAllocation per buffer."""
+
+    __slots__ = ("args", "memref_positions", "engine_owner", "allocations")
+
+    def __init__(self, args, memref_positions, engine_owner):
+        self.args, self.memref_positions, self.engine_owner = args, memref_positions, engine_owner
+        self.allocations = {}
+
+    def owner_for(self, allocated: int, aligned: int):
+        """Who keeps a returned memref's memory alive (and frees it, if anyone does)."""
+        if allocated == GLOBAL_ALLOCATED:
+            return self.engine_owner
+        for i in self.memref_positions:
+            array = self.args[i]
+            low, high = _byte_bounds(array)
+            if low <= allocated < high or low <= aligned < high or allocated == low:
+                return array  # a view of an input: keep the input alive, free nothing
+        owner = self.allocations.get(allocated)
+        if owner is None:
+            owner = self.allocations[allocated] = NativeAllocation(allocated)
+        return owner
+
+
+def memref_decoder(spec: MemRefSpec, where: str):
+    dtype = element_type_for_mlir(spec.element).dtype
+
+    def to_array(fields, ownership: Ownership):
+        return view_ranked(fields, dtype, ownership.owner_for(fields[0], fields[1]))
+
+    if spec.shape is not None:
+        return to_array
+
+    def unranked_to_array(fields, ownership):
+        rank, descriptor = fields
+        # The callee copied the ranked descriptor to the heap for us; we read it and free it
+        # (after a garbage rank the pointer may be garbage too: it is left alone).
+        ranked = read_ranked_descriptor(rank, descriptor, where)
+        _free(descriptor)
+        return to_array(ranked, ownership)
+
+    return unranked_to_array
+
+
+def scalar_decoder(spec: ScalarSpec):
+    if spec.scalar.kind == "complex":
+        return lambda fields, ownership: complex(*fields)
+    return lambda fields, ownership: fields[0]
