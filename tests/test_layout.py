@@ -74,3 +74,8 @@ def test_the_public_names_still_work():
 def test_the_console_script_is_declared():
     text = (REPO / "pyproject.toml").read_text()
     assert 'memref-update-checks = "memref_runtime.update_checks.cli:main"' in text
+
+
+def test_our_own_lit_config_is_a_short_user_of_the_plugin():
+    text = (REPO / "lit.cfg.py").read_text()
+    assert len(text.splitlines()) < 60 and "memref_runtime.lit.configure(config, lit_config" in text

@@ -88,7 +88,8 @@ def configure(config, lit_config, *, caller: str | None, name: str | None = None
         missing = [d for d in test_dirs if not os.path.isdir(os.path.join(root, d))]
         if missing:
             fatal(f"configure(test_dirs=...): expected folders under {root}, got {missing}, which are not")
-    config.name = name or getattr(config, "name", None) or os.path.basename(root)
+    preset = getattr(config, "name", None)
+    config.name = name or (preset if preset not in (None, "<unnamed>") else os.path.basename(root))
     config.suffixes = list(suffixes)
     config.test_source_root = root
     config.excludes = discovery.excludes(root, test_dirs, inputs, list(getattr(config, "excludes", [])) + list(excludes))

@@ -51,8 +51,14 @@ def make_lit_config(params: dict[str, str]):
     return lit.LitConfig.LitConfig(**{k: v for k, v in wanted.items() if k in accepted})
 
 
+NOT_A_TEST = ("not a test of any lit suite (no lit.cfg.py above it, or its suite does not collect it: a helper "
+              "module, a lit.local.cfg, an inputs folder): left alone")
+
+
 def discover(inputs: list[str], lit_config) -> list[tuple[str, object]]:
-    """(path, lit Test or UpdateError) for each test file named by `inputs` (files or folders)."""
+    """(path, lit Test, or UpdateError, or Skipped) for each test file named by `inputs` (files or
+    folders). A named file that is not a test (a pre-commit hook passes every changed file) is
+    Skipped, with a note; a folder that holds no test is an UpdateError."""
     import lit.discovery
 
     suites: dict = {}
@@ -70,14 +76,28 @@ def discover(inputs: list[str], lit_config) -> list[tuple[str, object]]:
             tests = None
         if tests is None or lit_config.numErrors > errors:
             found.append((given, UpdateError("lit could not load the test suite (see lit's message above)")))
-        elif not tests:
-            found.append((given, UpdateError(
-                "not a test of any lit suite: no lit.cfg.py above it, or the suite does not collect it")))
         elif os.path.isdir(given):
+            if not tests:
+                found.append((given, UpdateError("no test of any lit suite in this folder: no lit.cfg.py above "
+                                                 "it, or its suite collects nothing there")))
             found += sorted(((os.path.relpath(t.getSourcePath()), t) for t in tests), key=lambda pt: pt[0])
         else:
-            found += [(given, t) for t in tests]
+            tests = [t for t in tests if _walked_into(t, lit_config, local_configs)]
+            found += [(given, t) for t in tests] or [(given, Skipped(NOT_A_TEST))]
     return found
+
+
+def _walked_into(test, lit_config, local_configs: dict) -> bool:
+    """Whether lit, walking its suite, reaches `test`: no folder on the way is excluded (lit
+    builds a test for any file named on its command line, excluded folders included)."""
+    import lit.discovery
+
+    path = test.path_in_suite
+    for depth in range(len(path) - 1):
+        parent = lit.discovery.getLocalConfig(test.suite, path[:depth], lit_config, local_configs)
+        if path[depth] in parent.excludes or path[depth] in ("Output", ".svn", ".git"):
+            return False
+    return True
 
 
 def filecheck_prefixes(args: list[str], filecheck: list[str], source: str) -> list[str] | None:

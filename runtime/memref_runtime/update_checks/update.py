@@ -97,6 +97,8 @@ def update_files(inputs: list[str], params: dict[str, str] | None = None, check:
     for path, test in discover(inputs, lit_config):
         if isinstance(test, UpdateError):
             results.append(FileResult(path, "error", str(test)))
+        elif isinstance(test, Skipped):
+            results.append(FileResult(path, "skipped", str(test)))
         else:
             results.append(update_test(path, test, lit_config, check=check, timeout=timeout))
     return results
