@@ -2,7 +2,8 @@
 """Proves the pre-started Python server changes nothing: every route of the lit suite, run
 with fresh interpreters and through the server, must give the same result for every test
 and pipe identical input into every FileCheck (and count): byte for byte, but for
-addresses (0x...), which differ between any two runs.
+addresses (0x...), which differ between any two runs. It is also CI's run of those routes: a
+test that fails (in either run) is a problem too.
 
     python benchmarks/compare_python_server.py                 # every route this machine has
     python benchmarks/compare_python_server.py -D opt_level=0  # one extra route of your own
@@ -27,6 +28,8 @@ BIN = Path(sys.executable).parent
 TORCH_MLIR_LIT = ROOT / ".venv-torch-mlir" / "bin" / "lit"
 # Addresses differ between any two runs (ASLR), fresh or not: compared as "0x<address>".
 ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
+# lit's result codes of a test that did what it should.
+GOOD = {"PASS", "UNSUPPORTED", "XFAIL"}
 
 
 def normalised(path: Path) -> str:
@@ -73,6 +76,8 @@ def compare(name: str, lit: str, params: list[str], tests: list[str]) -> list[st
             a, b = fresh_codes.get(test), server_codes.get(test)
             if a != b:
                 problems.append(f"[{name}] {test}: {a} with fresh interpreters, {b} through the server")
+            elif a not in GOOD:
+                problems.append(f"[{name}] {test}: {a} in both runs (lit -v -D ... {test} says why)")
         files = sorted({p.name for p in fresh_inputs.glob("*.input")} | {p.name for p in server_inputs.glob("*.input")})
         for file in files:
             a, b = fresh_inputs / file, server_inputs / file

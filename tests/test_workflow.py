@@ -68,10 +68,16 @@ def test_the_shard_matrix_and_the_coverage_check_agree():
 
 def test_the_switches_of_the_workflow_are_those_ci_runs():
     """Each suite-wide -D setting the workflow runs, .ci/run runs too (and the other way round,
-    for those lit.cfg.py reads as suite settings or the server switch)."""
+    for the suite settings and the server switch): as a lit step of its own, or as a route of
+    benchmarks/compare_python_server.py, which runs each route with and without the server."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from compare_python_server import routes
+
     text = CI.read_text()
     in_workflow = set(re.search(r"setting: \[(.*)\]", text).group(1).replace('"', "").split(", "))
     ci_run = (REPO / ".ci" / "run").read_text()
-    in_ci = set(re.findall(r"lit -sv? -D ((?:opt_level|runtime_verification|python_server)=\w+) lit_tests", ci_run))
-    assert in_workflow - {"python_server=0"} == in_ci
-    assert "compare_python_server.py" in ci_run  # .ci/run's python_server=0 route
+    assert "python benchmarks/compare_python_server.py" in ci_run  # also .ci/run's python_server=0 route
+    settings = r"(?:opt_level|runtime_verification|python_server)=\w+"
+    in_ci = set(re.findall(rf"lit -sv? -D ({settings}) lit_tests", ci_run))
+    in_ci |= {name for name in routes([]) if re.fullmatch(settings, name)} | {"python_server=0"}
+    assert in_workflow == in_ci
