@@ -3,35 +3,35 @@
 # says what to install: module aliases (-D mlir_python, -D mlir_runtime), timing (-D timing),
 # and the failure report's per-process set-up. It imports nothing of numpy or MLIR. The
 # sitecustomize this one shadows, if any (a venv's, coverage's), runs after it.
+import importlib
 import os
 import sys
 
 _here = os.path.dirname(os.path.abspath(__file__))
 
 
-def _warn(what: str, error: Exception) -> None:
-    sys.stderr.write(f"memref-runtime site hook ({__file__}): {what} is off: {error}; this interpreter "
-                     f"({sys.executable}) must import memref_runtime (pip install memref-runtime)\n")
+def _module(name: str, what: str):
+    """memref_runtime's module `name`, or None (and a warning saying what is off) without it."""
+    try:
+        return importlib.import_module(name)
+    except ImportError as e:
+        sys.stderr.write(f"memref-runtime site hook ({__file__}): {what} is off: {e}; this interpreter "
+                         f"({sys.executable}) must import memref_runtime (pip install memref-runtime)\n")
+        return None
 
 
 _bindings = os.environ.get("MEMREF_RUNTIME_BINDINGS", "mlir")
 _runtime = os.environ.get("MEMREF_RUNTIME_MLIR_RUNTIME", "upstream")
 if _bindings != "mlir" or _runtime == "memref_runtime":
-    try:
-        from memref_runtime import aliases as _aliases
-    except ImportError as e:
-        _warn("the module alias of mlir", e)
-    else:
+    _aliases = _module("memref_runtime.aliases", "the module alias of mlir")
+    if _aliases is not None:
         _aliases.alias_mlir_bindings(_bindings)
         if _runtime == "memref_runtime":
             _aliases.alias_mlir_runtime()
 # benchmarks/suite.py: `lit -D timing=DIR` records where each test process's time goes.
 if os.environ.get("MEMREF_RUNTIME_TIMING"):
-    try:
-        from memref_runtime.lit import timing as _timing
-    except ImportError as e:
-        _warn("timing", e)
-    else:
+    _timing = _module("memref_runtime.lit.timing", "timing")
+    if _timing is not None:
         _timing.install()
 
 
@@ -47,12 +47,9 @@ def setup_process() -> None:
     that called it copies the output and ends with the child's status, never returning.
     """
     if os.environ.get("MEMREF_RUNTIME_REPORT"):
-        try:
-            from memref_runtime.lit import process_report
-        except ImportError as e:
-            _warn("the failure report", e)
-        else:
-            process_report.setup_process()
+        report = _module("memref_runtime.lit.process_report", "the failure report")
+        if report is not None:
+            report.setup_process()
 
 
 setup_process()
