@@ -37,7 +37,6 @@ from memref_runtime.jit.benchmark_result import format_seconds
 from memref_runtime.testing import compare
 
 KERNELS = ROOT / "mlir_inputs" / "bench_kernels.mlir"
-AXPY = (ROOT / "lit_tests" / "perf_vector_axpy.py").read_text().split('MODULE = r"""')[1].split('"""')[0]
 
 
 def no_python_in_the_loop(rounds: int, settings: Settings, markdown: bool) -> str:
@@ -93,7 +92,7 @@ def claims(rounds: int, options: dict, markdown: bool) -> str:
     cases = [("perf_opt_level_matmul: -O3 vs -O0, matmul 128x128", 2,
               lambda: o3.matmul.benchmark(a, b, c, **options), lambda: o0.matmul.benchmark(a, b, c, **options))]
     for level, claim in ((0, 2), (3, 0.75)):
-        jit = JitModule(AXPY, opt_level=level, runtime_verification=False)
+        jit = JitModule(KERNELS, opt_level=level, runtime_verification=False)
         cases.append((f"perf_vector_axpy: vector<8xf32> vs scalar at -O{level}", claim,
                       lambda jit=jit: jit.axpy_vector.benchmark(alpha, x, y, **options),
                       lambda jit=jit: jit.axpy.benchmark(alpha, x, y, **options)))

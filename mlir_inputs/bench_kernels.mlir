@@ -1,5 +1,5 @@
 // Kernels of known cost for benchmarks and performance tests (JitFunction.benchmark,
-// memref_runtime.testing.check_faster, memref-bench, benchmarks/benchmark_loop.py).
+// memref_runtime.testing.check_faster, memref-bench, benchmarks/kernel_timing.py, lit_tests/perf_*.py).
 
 // Nothing: what the timing loop costs by itself, and what a call from Python costs on top.
 func.func @empty() {
@@ -28,5 +28,34 @@ func.func @chain(%n: index, %state: memref<1xf64>) {
 // C += A B, 2 n^3 flops for n x n matrices.
 func.func @matmul(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
   linalg.matmul ins(%a, %b : memref<?x?xf32>, memref<?x?xf32>) outs(%c : memref<?x?xf32>)
+  return
+}
+
+// y = a x + y, one element at a time (LLVM's loop vectorizer, from -O2, does what @axpy_vector does).
+func.func @axpy(%a: f32, %x: memref<?xf32>, %y: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %x, %c0 : memref<?xf32>
+  scf.for %i = %c0 to %n step %c1 {
+    %xi = memref.load %x[%i] : memref<?xf32>
+    %yi = memref.load %y[%i] : memref<?xf32>
+    %p = arith.mulf %a, %xi : f32
+    %s = arith.addf %p, %yi : f32
+    memref.store %s, %y[%i] : memref<?xf32>
+  }
+  return
+}
+// The same, 8 lanes at a time, for sizes that are a multiple of 8.
+func.func @axpy_vector(%a: f32, %x: memref<?xf32>, %y: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %n = memref.dim %x, %c0 : memref<?xf32>
+  %va = vector.broadcast %a : f32 to vector<8xf32>
+  scf.for %i = %c0 to %n step %c8 {
+    %xi = vector.load %x[%i] : memref<?xf32>, vector<8xf32>
+    %yi = vector.load %y[%i] : memref<?xf32>, vector<8xf32>
+    %s = vector.fma %va, %xi, %yi : vector<8xf32>
+    vector.store %s, %y[%i] : memref<?xf32>, vector<8xf32>
+  }
   return
 }

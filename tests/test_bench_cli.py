@@ -143,7 +143,7 @@ def test_without_matplotlib_plot_names_the_extra_before_measuring(capsys, monkey
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["-f", "nothere"], "has no public function @nothere; it has: empty, chain, matmul"),
+    (["-f", "nothere"], "has no public function @nothere; it has: empty, chain, matmul, axpy, axpy_vector"),
     (["-f", "matmul"], r"@matmul\(memref<\?x\?xf32>, memref<\?x\?xf32>, memref<\?x\?xf32>\) takes sizes: give --sizes"),
     (["-f", "matmul", "--sizes", "8", "--flops", "2*x"], "expected an arithmetic expression in n"),
     (["-f", "matmul", "--sizes", "8", "--flops", "__import__('os')"], "expected an arithmetic expression in n"),
