@@ -39,7 +39,7 @@ def chain():
 def test_a_true_3x_claim_passes_with_one_stable_line(chain, capsys):
     result = check_faster("chain", chain(1000), chain(4000), at_least=3)
     assert capsys.readouterr().err == "chain: faster, ok\n"
-    assert isinstance(result, Comparison) and result.low >= 3 and result.rounds == 5
+    assert isinstance(result, Comparison) and result.low >= 3 and 5 <= result.rounds <= 15  # more when loaded
     assert result.low <= result.ratio <= result.high
 
 
