@@ -176,3 +176,8 @@ def test_python_dash_m_runs_it():
                           "--json"], capture_output=True, text=True, check=True, cwd=REPO,
                          env={**os.environ, "PYTHONPATH": str(REPO / "runtime")}).stdout
     assert json.loads(out)["rows"][0]["name"] == "empty"
+
+
+def test_one_opt_level_has_no_speed_up_column(capsys):
+    status, out, _ = run(capsys, BENCH_KERNELS, "-f", "chain", "--sizes", "10", "--opt-levels", "2", "--quick")
+    assert status == 0 and out.splitlines()[1].split()[-2:] == ["x", "calls"]

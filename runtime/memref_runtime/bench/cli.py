@@ -156,7 +156,7 @@ def measure(args) -> tuple[list, str]:
 
 
 def table(rows: list, title: str) -> str:
-    """The rows as an aligned text table, with the speed-up against the first opt level."""
+    """The rows as an aligned text table, with the speed-up against the first opt level (if several)."""
     from ..jit.benchmark_result import format_seconds as f
 
     baseline = {}
@@ -165,7 +165,8 @@ def table(rows: list, title: str) -> str:
     first = rows[0]["result"]
     head = ["size", "opt", "median", f"{first.ci_level:.0%} interval", "min", "samples x calls"]
     extra = [("GFLOP/s", "gflops")] * (first.gflops is not None) + [("GB/s", "gbps")] * (first.gbps is not None)
-    head += [h for h, _ in extra] + [f"vs -O{rows[0]['opt_level']}"]
+    compared = len({row["opt_level"] for row in rows}) > 1  # the speed-up column needs two levels
+    head += [h for h, _ in extra] + [f"vs -O{rows[0]['opt_level']}"] * compared
     body = []
     for row in rows:
         r = row["result"]
@@ -173,7 +174,7 @@ def table(rows: list, title: str) -> str:
         line = ["-" if row["size"] is None else str(row["size"]), f"-O{row['opt_level']}", f(r.median),
                 f"{f(low)} to {f(high)}", f(r.min), f"{r.repeats} x {r.number}"]
         line += [f"{getattr(r, attr):.3g}" for _, attr in extra]
-        line.append(f"{baseline[row['size']] / r.median:.2f}x")
+        line += [f"{baseline[row['size']] / r.median:.2f}x"] * compared
         body.append(line)
     widths = [max(len(c[i]) for c in [head, *body]) for i in range(len(head))]
     text = [title, "  ".join(h.ljust(w) for h, w in zip(head, widths))]
