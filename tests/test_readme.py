@@ -21,3 +21,14 @@ def test_typed_call_example_runs():
     np.testing.assert_array_equal(names["out"], [0, 2, 4, 6])
     np.testing.assert_array_equal(names["r"], np.arange(10.0))
     assert names["r"].base.owner is not None  # owns the JIT-allocated memory
+
+
+@pytest.mark.jit
+def test_benchmark_example_runs(capsys):
+    section = README.read_text().split("## Benchmark a kernel, and test its speed")[1]
+    block = re.search(r"```py\n(.*?)```", section, re.S)[1]
+    names: dict = {}
+    exec(compile(block, "README.md benchmark example", "exec"), names)
+    assert names["r"].gflops > 0 and names["r"].flops == 2 * 128**3
+    out, err = capsys.readouterr()
+    assert out.startswith("matmul: median ") and err == "-O3 matmul is at least 2x -O0: faster, ok\n"

@@ -5,7 +5,8 @@ The package is laid out by concern; arrows point down (a layer uses those below 
 ones above):
 
   lit/, pytest_plugin/, update_checks/   what runs inside lit's or pytest's own process
-  testing/                               run/log, check_close, differential testing
+  bench/                                 memref-bench, the command line that times kernels
+  testing/                               run/log, check_close, differential testing, speed claims
   jit/                                   signatures, call plans, lowering, engine, callbacks
   (this folder)                          element types, descriptors, conversion, the upstream
                                          facade (np_to_memref), bindings, suite settings
@@ -37,10 +38,10 @@ _EXPORTS = {
     **dict.fromkeys(("descriptor_to_numpy", "view_memref"), ".conversion"),
     **dict.fromkeys(("JitModule", "JitFunction", "lower_to_llvm", "DEFAULT_PIPELINE", "TENSOR_PIPELINE",
                      "TENSOR_LOOP_PIPELINE", "LoweringError", "TranslationError", "FunctionSignature",
-                     "RuntimeVerificationError"), ".jit"),
+                     "RuntimeVerificationError", "BenchmarkResult"), ".jit"),
 }
 # Subpackages and modules reachable as attributes (`memref_runtime.testing.check_close`).
-_SUBMODULES = frozenset({"np_to_memref", "jit", "testing", "differential", "lit", "update_checks",
+_SUBMODULES = frozenset({"np_to_memref", "jit", "testing", "differential", "lit", "update_checks", "bench",
                          "element_types", "descriptors", "conversion", "bindings", "settings"})
 
 __all__ = ["np_to_memref", *_EXPORTS]

@@ -12,9 +12,13 @@
   runner_utils.py  MLIR's runner-utils libraries, and memrefCopy without them
   soft_float.py    the bf16 builtins libgcc lacks, compiled by the JIT itself
   cache.py         JIT reuse: one linked engine for equal modules
+  timing_loop.py   the native timing loop, compiled once per process
+  benchmark.py     JitFunction.benchmark: probe, warm-up, samples in the native loop
+  benchmark_result.py  BenchmarkResult: per-call times and their statistics
   module.py        JitModule and JitFunction, which put the above together
 """
 
+from .benchmark_result import BenchmarkResult
 from .lowering import (DEFAULT_PIPELINE, TENSOR_LOOP_PIPELINE, TENSOR_PIPELINE, LoweringError, TranslationError,
                        lower_to_llvm)
 from .module import JitFunction, JitModule
@@ -23,4 +27,4 @@ from .verification import RuntimeVerificationError
 
 __all__ = ["JitModule", "JitFunction", "lower_to_llvm", "DEFAULT_PIPELINE", "TENSOR_PIPELINE",
            "TENSOR_LOOP_PIPELINE", "LoweringError", "TranslationError", "FunctionSignature",
-           "RuntimeVerificationError"]
+           "RuntimeVerificationError", "BenchmarkResult"]

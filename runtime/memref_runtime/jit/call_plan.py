@@ -19,7 +19,7 @@ import struct
 from typing import NamedTuple
 
 from .arguments import WORD, memref_param, scalar_param, unsupported
-from .results import Ownership, memref_decoder, result_piece, results_layout, scalar_decoder
+from .results import Ownership, memref_decoder, result_offsets, result_piece, results_layout, scalar_decoder
 from .signatures import FunctionSignature, MemRefSpec, UnsupportedSpec
 
 _addressof = ctypes.addressof
@@ -43,6 +43,9 @@ class CallPlan(NamedTuple):
     check: tuple
     pack_into: object
     finish: object  # (frame, args) -> the Python result
+    # Per memref result: (frame offset of the word a caller frees, ranked?): a ranked result's
+    # `allocated`, an unranked one's pointer to its heap copy of the descriptor (benchmark.py).
+    memref_results: tuple = ()
 
 
 def _out_param(results) -> bool:
@@ -102,6 +105,10 @@ def build_plan(sig: FunctionSignature, engine_owner) -> CallPlan:
         decoders.append((start, start + width, decode))
         start += width
     memref_positions = tuple(i for i, s in enumerate(sig.inputs) if isinstance(s, MemRefSpec))
+    memref_results = tuple(
+        (result_offset + at + (0 if spec.shape is not None else WORD), spec.shape is not None)
+        for spec, at in zip(sig.results, result_offsets(sig.results) if out_param else ())
+        if isinstance(spec, MemRefSpec))
     returns_memrefs = any(isinstance(s, MemRefSpec) for s in sig.results)
 
     if not sig.results:
@@ -126,6 +133,7 @@ def build_plan(sig: FunctionSignature, engine_owner) -> CallPlan:
         check=tuple(p.check for p in params),
         pack_into=struct.Struct("=" + "q" * (len(packed) + len(slots)) + "".join(p.fmt for p in params)).pack_into,
         finish=finish,
+        memref_results=memref_results,
     )
 
 
@@ -142,7 +150,7 @@ def make_invoker(plan: CallPlan, address: int, signature: FunctionSignature,
     raises when the call stopped at a failed check: no results are read then).
     The function's `bind(*args)` packs the arguments once for repeated calls.
     """
-    nargs, frame_type, consts, fast, check, pack_into, finish = plan
+    nargs, frame_type, consts, fast, check, pack_into, finish, _ = plan
     native = native or ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
     name = signature.name
 
@@ -207,10 +215,10 @@ def make_invoker(plan: CallPlan, address: int, signature: FunctionSignature,
             def bound():
                 return run(frame, args)
         bound.__name__ = bound.__qualname__ = f"{name}.bound"
-        bound.args, bound.owner = args, owner
+        bound.args, bound.owner, bound.frame = args, owner, frame
         return bound
 
     invoke.__name__ = invoke.__qualname__ = name
     invoke.__doc__ = f"Calls {signature} in the JIT-compiled module."
-    invoke.bind, invoke.owner = bind, owner
+    invoke.bind, invoke.owner, invoke.memref_results = bind, owner, plan.memref_results
     return invoke

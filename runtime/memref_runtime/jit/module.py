@@ -24,6 +24,7 @@ from types import MappingProxyType
 from ..bindings import bindings
 from ..settings import default_runtime_verification, resolve_opt_level
 from . import cache as jit_cache
+from .benchmark import DEFAULT_REPEATS, DEFAULT_WARMUP, run_benchmark
 from .call_plan import build_plan, make_invoker
 from .callbacks import CallbackErrors, make_trampoline
 from .lowering import create_execution_engine, default_pipeline, lower_printed
@@ -120,6 +121,12 @@ class JitFunction:
     def bind(self, *args):
         """Checks and packs `args` once; the returned function of no arguments calls this one on them."""
         return self._jit._invoker(self.signature.name).bind(*args)
+
+    def benchmark(self, *args, warmup: float = DEFAULT_WARMUP, repeats: int = DEFAULT_REPEATS,
+                  min_time: float | None = None, number: int | None = None, flops=None, bytes=None):
+        """Times calls on `args` in a native loop (benchmark.py); returns a BenchmarkResult."""
+        return run_benchmark(self._jit, self.signature.name, args, warmup=warmup, repeats=repeats,
+                             min_time=min_time, number=number, flops=flops, bytes=bytes)
 
     def __repr__(self) -> str:
         return f"<JitFunction {self.signature}>"
@@ -220,6 +227,7 @@ class JitModule:
                 native = self._guard.caller(address, name) if self._guard else None
                 invoke = make_invoker(build_plan(sig, self), address, sig, *hooks, native=native, owner=self)
                 invoke.signature = sig
+                invoke.benchmark = JitFunction(self, sig).benchmark  # jit.<name> is `invoke` from now on
                 self._invokers[name] = invoke
                 # jit.<name> becomes the plain function (no dispatch), unless the name is taken:
                 # a function called `engine` must not replace the ExecutionEngine (jit.call works).

@@ -55,17 +55,27 @@ def result_piece(spec) -> tuple[str, type]:
     return "q" * words, ctypes.c_int64 * words
 
 
+def _results_struct(pieces) -> type:
+    return type("Results", (ctypes.Structure,), {"_fields_": [
+        (f"r{i}", ctype) for i, (_, ctype) in enumerate(pieces)]})
+
+
 def results_layout(results) -> tuple[str, int]:
     """(struct format, size in bytes) of the struct that carries several or complex results
     through the C interface's out-parameter, padded as C lays it out (ctypes says where)."""
     pieces = [result_piece(s) for s in results]
-    layout = type("Results", (ctypes.Structure,), {"_fields_": [
-        (f"r{i}", ctype) for i, (_, ctype) in enumerate(pieces)]})
+    layout = _results_struct(pieces)
     fmt, at = "=", 0
     for i, (piece, _) in enumerate(pieces):
         offset = getattr(layout, f"r{i}").offset
         fmt, at = fmt + "x" * (offset - at) + piece, offset + struct.calcsize("=" + piece)
     return fmt, ctypes.sizeof(layout)
+
+
+def result_offsets(results) -> tuple[int, ...]:
+    """The byte offset of each result inside that struct."""
+    layout = _results_struct([result_piece(s) for s in results])
+    return tuple(getattr(layout, f"r{i}").offset for i in range(len(results)))
 
 
 def view_ranked(fields, dtype: np.dtype, owner) -> np.ndarray:

@@ -178,6 +178,10 @@ def configure(config, lit_config, *, caller: str | None, name: str | None = None
             env[variable] = str(int(value))
             if feature(value):
                 config.available_features.add(feature(value))
+    # Performance tests (`REQUIRES: perf-tests`) time kernels against each other: on by default,
+    # `-D perf_tests=0` skips them where timing means nothing (an emulator, a sanitizer build).
+    if params.parsed("perf_tests", settings.parse_flag) is not False:
+        config.available_features.add("perf-tests")
     # `%opt_level`: the level in force, for checks that depend on it (--check-prefixes=CHECK,LEVEL%opt_level).
     config.substitutions.append(("%opt_level", env.get(settings.OPT_LEVEL_ENV, str(settings.DEFAULT_OPT_LEVEL))))
     # Libraries named with -D are also what the tests' in-process JIT links by default.

@@ -33,6 +33,7 @@ PARAMETERS = {
     "python_server": (None, "%PYTHON through a pre-started interpreter (1, the default on Linux) or not (0)"),
     "timing": (None, "a folder where each test process writes where its time went"),
     "record_check_input": (None, "a folder where what each test pipes into FileCheck/count is kept"),
+    "perf_tests": (None, "the performance tests, `REQUIRES: perf-tests` (1, the default) or not (0)"),
 }
 
 

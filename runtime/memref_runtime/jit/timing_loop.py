@@ -1,0 +1,180 @@
+"""The native timing loop of JitFunction.benchmark: no Python between two calls of a kernel.
+
+One small module, JIT-compiled once per process, holds
+
+    @__memref_runtime_bench(fn, packed, number, samples, out, frees, nfrees, clock)
+
+which, `samples` times, reads `clock_gettime(clock)`, calls `fn(packed)` `number` times and
+reads the clock again, storing the nanoseconds of each sample in `out[s]`. `fn` is a packed
+wrapper (`void fn(void **args)`: the ExecutionEngine makes one for every function, and a
+JitModule's kernels are called through `_mlir__mlir_ciface_<name>`), `packed` the frame a call
+plan packed once. The call goes through a function pointer the loop cannot see through, so
+LLVM can neither inline nor drop it.
+
+After each call the loop frees what the call allocated for its results, so that timing a
+function that returns fresh memrefs does not leak one buffer per call: `frees` holds `nfrees`
+pairs (address of a word in the result area, kind), kind FREE_DATA (free the word: a ranked
+result's `allocated`), FREE_DESCRIPTOR (free the word: an unranked result's heap copy of its
+descriptor) or FREE_BOTH (free the descriptor's `allocated`, then the descriptor).
+
+`@__memref_runtime_bench_empty` is the empty kernel that measures what the loop itself costs.
+The module's Context is dropped once the engine exists (the engine does not need it), so no
+MLIR Context stays alive for `memref_runtime.testing.run` to complain about.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import time
+
+from ..bindings import bindings
+
+FREE_DATA, FREE_DESCRIPTOR, FREE_BOTH = 0, 1, 2
+
+_LOOP_MLIR = r"""
+llvm.func @clock_gettime(i32, !llvm.ptr) -> i32
+llvm.func @free(!llvm.ptr)
+
+llvm.func internal @__memref_runtime_now(%clock: i32, %timespec: !llvm.ptr) -> i64 attributes {passthrough = ["alwaysinline"]} {
+  %status = llvm.call @clock_gettime(%clock, %timespec) : (i32, !llvm.ptr) -> i32
+  %seconds = llvm.load %timespec : !llvm.ptr -> i64
+  %at_nanoseconds = llvm.getelementptr %timespec[1] : (!llvm.ptr) -> !llvm.ptr, i64
+  %nanoseconds = llvm.load %at_nanoseconds : !llvm.ptr -> i64
+  %billion = llvm.mlir.constant(1000000000 : i64) : i64
+  %scaled = llvm.mul %seconds, %billion : i64
+  %now = llvm.add %scaled, %nanoseconds : i64
+  llvm.return %now : i64
+}
+
+llvm.func @__memref_runtime_bench(%fn: !llvm.ptr, %packed: !llvm.ptr, %number: i64, %samples: i64,
+                                  %out: !llvm.ptr, %frees: !llvm.ptr, %nfrees: i64, %clock: i32) {
+  %c0 = llvm.mlir.constant(0 : i64) : i64
+  %c1 = llvm.mlir.constant(1 : i64) : i64
+  %c2 = llvm.mlir.constant(2 : i64) : i64
+  %timespec = llvm.alloca %c1 x !llvm.array<2 x i64> {alignment = 8 : i64} : (i64) -> !llvm.ptr
+  llvm.br ^sample(%c0 : i64)
+^sample(%s: i64):
+  %more_samples = llvm.icmp "slt" %s, %samples : i64
+  llvm.cond_br %more_samples, ^start, ^done
+^start:
+  %t0 = llvm.call @__memref_runtime_now(%clock, %timespec) : (i32, !llvm.ptr) -> i64
+  llvm.br ^call(%c0 : i64)
+^call(%i: i64):
+  %more_calls = llvm.icmp "slt" %i, %number : i64
+  llvm.cond_br %more_calls, ^body, ^stop
+^body:
+  llvm.call %fn(%packed) : !llvm.ptr, (!llvm.ptr) -> ()
+  llvm.br ^free(%c0 : i64)
+^free(%j: i64):
+  %more_frees = llvm.icmp "slt" %j, %nfrees : i64
+  llvm.cond_br %more_frees, ^free_one, ^next_call
+^free_one:
+  %pair = llvm.mul %j, %c2 : i64
+  %at_slot = llvm.getelementptr %frees[%pair] : (!llvm.ptr, i64) -> !llvm.ptr, i64
+  %slot = llvm.load %at_slot : !llvm.ptr -> !llvm.ptr
+  %at_kind = llvm.getelementptr %at_slot[1] : (!llvm.ptr) -> !llvm.ptr, i64
+  %kind = llvm.load %at_kind : !llvm.ptr -> i64
+  %pointer = llvm.load %slot : !llvm.ptr -> !llvm.ptr
+  %both = llvm.icmp "eq" %kind, %c2 : i64
+  llvm.cond_br %both, ^free_data, ^free_pointer
+^free_data:
+  %data = llvm.load %pointer : !llvm.ptr -> !llvm.ptr
+  llvm.call @free(%data) : (!llvm.ptr) -> ()
+  llvm.br ^free_pointer
+^free_pointer:
+  llvm.call @free(%pointer) : (!llvm.ptr) -> ()
+  %j_next = llvm.add %j, %c1 : i64
+  llvm.br ^free(%j_next : i64)
+^next_call:
+  %i_next = llvm.add %i, %c1 : i64
+  llvm.br ^call(%i_next : i64)
+^stop:
+  %t1 = llvm.call @__memref_runtime_now(%clock, %timespec) : (i32, !llvm.ptr) -> i64
+  %elapsed = llvm.sub %t1, %t0 : i64
+  %at_sample = llvm.getelementptr %out[%s] : (!llvm.ptr, i64) -> !llvm.ptr, i64
+  llvm.store %elapsed, %at_sample : i64, !llvm.ptr
+  %s_next = llvm.add %s, %c1 : i64
+  llvm.br ^sample(%s_next : i64)
+^done:
+  llvm.return
+}
+
+llvm.func @__memref_runtime_bench_empty() {
+  llvm.return
+}
+"""
+
+_PACKED = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+
+@functools.cache
+def _engine():
+    """The loop's ExecutionEngine, compiled once per process (~20 ms) and kept with it."""
+    mlir = bindings()
+    with mlir.ir.Context():
+        module = mlir.ir.Module.parse(_LOOP_MLIR)
+        return mlir.execution_engine.ExecutionEngine(module, opt_level=2)
+
+
+@functools.cache
+def loop_address() -> int:
+    """The packed wrapper of @__memref_runtime_bench: `void (void **args)`."""
+    return _engine().raw_lookup("__memref_runtime_bench")
+
+
+@functools.cache
+def empty_kernel_address() -> int:
+    """The packed wrapper of the empty kernel, which ignores its frame."""
+    return _engine().raw_lookup("__memref_runtime_bench_empty")
+
+
+class _Arguments(ctypes.Structure):
+    _fields_ = [("fn", ctypes.c_void_p), ("packed", ctypes.c_void_p), ("number", ctypes.c_int64),
+                ("samples", ctypes.c_int64), ("out", ctypes.c_void_p), ("frees", ctypes.c_void_p),
+                ("nfrees", ctypes.c_int64), ("clock", ctypes.c_int32)]
+
+
+class TimingLoop:
+    """The loop set up for one kernel and one packed frame; `run(number, samples)` times it.
+
+    `enter(args_address)` runs the loop's packed wrapper: a plain ctypes call, or a JitModule's
+    runtime-verification guard (which raises when a check in the kernel failed)."""
+
+    def __init__(self, kernel: int, packed: int, frees=(), enter=None):
+        self._args = _Arguments(fn=kernel, packed=packed, clock=time.CLOCK_MONOTONIC)
+        self._frees = (ctypes.c_int64 * max(2 * len(frees), 1))(*(w for pair in frees for w in pair))
+        self._args.frees, self._args.nfrees = ctypes.addressof(self._frees), len(frees)
+        fields = [getattr(_Arguments, name) for name, _ in _Arguments._fields_]
+        base = ctypes.addressof(self._args)
+        self._packed = (ctypes.c_void_p * len(fields))(*(base + f.offset for f in fields))
+        self._enter = enter or _PACKED(loop_address())
+        self._out = None
+
+    def run(self, number: int, samples: int) -> list[int]:
+        """Nanoseconds of each of `samples` samples of `number` calls."""
+        if self._out is None or len(self._out) < samples:
+            self._out = (ctypes.c_int64 * samples)()
+        args = self._args
+        args.number, args.samples, args.out = number, samples, ctypes.addressof(self._out)
+        self._enter(self._packed)
+        return self._out[:samples]
+
+
+@functools.cache
+def _empty_number() -> int:
+    """Calls of the empty kernel per sample such that a sample lasts about 0.2 ms (found once)."""
+    loop, number = TimingLoop(empty_kernel_address(), 0), 1024
+    while True:
+        elapsed = min(loop.run(number, 3))
+        if elapsed >= 200_000 or number >= 1 << 30:
+            return number
+        number *= 4 if elapsed < 50_000 else 2
+
+
+def loop_overhead(samples: int = 5) -> float:
+    """What one iteration of the loop costs, in seconds: the median per-call time of the empty
+    kernel through it (the call through a pointer, the free-list test, the loop itself)."""
+    number = _empty_number()
+    times = sorted(TimingLoop(empty_kernel_address(), 0).run(number, samples))
+    return times[len(times) // 2] / number / 1e9

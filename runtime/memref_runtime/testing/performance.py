@@ -1,0 +1,181 @@
+"""Speed claims that hold on a noisy machine: compare() and check_faster().
+
+    check_faster("O3 vs O0 matmul", lambda: fast.matmul.benchmark(a, b, c),
+                 lambda: slow.matmul.benchmark(a, b, c), at_least=2)
+    # stderr: O3 vs O0 matmul: faster, ok
+
+Each side is a function of no arguments that runs one benchmark (a BenchmarkResult). They run
+in interleaved rounds, in the order fast, slow, slow, fast, fast, slow, ... so that neither side
+always runs first in a round, and a change of the machine's load during the run reaches both.
+
+The ratio is the median per-call time of `slow` over that of `fast`, each over all its samples
+of every round. Its interval is a two-stage bootstrap: draw rounds with replacement (the same
+rounds for both sides: round i of each ran side by side), then each drawn round's samples with
+replacement, and take the ratio of the medians; the interval is the middle `confidence` of
+`resamples` such ratios. Why: a timing distribution is skewed and, on a shared machine,
+many-peaked, so no formula holds for the ratio of two medians; resampling only the samples
+would treat them as independent, but samples of one round share that round's load, and drawing
+rounds as well keeps that variation in the interval. The random generator has a fixed seed, so
+one set of samples gives one interval.
+
+A claim holds when the whole interval lies at or above it. While the interval straddles the
+claim, more rounds run (up to `max_rounds`): a true claim with a margin passes, a false one
+fails, and one too close to the truth to tell fails and says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..jit.benchmark_result import CONFIDENCE, BenchmarkResult, format_seconds
+
+RESAMPLES = 2000
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """How many times faster `a` ran than `b`: `ratio` = median time of b / median time of a."""
+
+    ratio: float
+    low: float
+    high: float
+    confidence: float
+    a: tuple  # the BenchmarkResults of each round
+    b: tuple
+
+    @property
+    def rounds(self) -> int:
+        return len(self.a)
+
+    @property
+    def median_a(self) -> float:
+        return float(np.median(np.concatenate([r.samples for r in self.a])))
+
+    @property
+    def median_b(self) -> float:
+        return float(np.median(np.concatenate([r.samples for r in self.b])))
+
+    def __str__(self) -> str:
+        return (f"{self.ratio:.3g}x ({self.confidence:.0%} interval {self.low:.3g}x to {self.high:.3g}x) over "
+                f"{self.rounds} round{'s' * (self.rounds != 1)}; medians per call {format_seconds(self.median_a)} "
+                f"and {format_seconds(self.median_b)}")
+
+
+def _resampled_medians(rounds: list, picks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Per resample (rows of `picks`: round indices), the median of each picked round's samples
+    drawn with replacement, pooled."""
+    lengths = np.array([len(r) for r in rounds])
+    width = int(lengths.max())
+    padded = np.full((len(rounds), width), np.nan)
+    for i, r in enumerate(rounds):
+        padded[i, :len(r)] = r
+    n = lengths[picks][:, :, None]  # (resamples, rounds, 1)
+    positions = (rng.random((*picks.shape, width)) * n).astype(np.intp)
+    drawn = padded[picks[:, :, None], np.minimum(positions, width - 1)]
+    drawn[np.arange(width)[None, None, :] >= n] = np.nan  # a shorter round draws only its own count
+    return np.nanmedian(drawn.reshape(len(picks), -1), axis=1)
+
+
+def ratio_interval(a_rounds, b_rounds, *, confidence: float = CONFIDENCE, resamples: int = RESAMPLES,
+                   seed: int = 0) -> tuple[float, float, float]:
+    """(ratio, low, high) of median(b) / median(a) from per-round samples (module docstring)."""
+    if len(a_rounds) != len(b_rounds) or not a_rounds:
+        raise ValueError(f"ratio_interval: expected as many rounds of a as of b, at least one, "
+                         f"got {len(a_rounds)} and {len(b_rounds)}")
+    a_rounds = [np.asarray(r, dtype=float) for r in a_rounds]
+    b_rounds = [np.asarray(r, dtype=float) for r in b_rounds]
+    ratio = float(np.median(np.concatenate(b_rounds)) / np.median(np.concatenate(a_rounds)))
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, len(a_rounds), size=(resamples, len(a_rounds)))
+    width = max(len(r) for r in a_rounds + b_rounds)
+    chunk = max(1, 2_000_000 // (len(a_rounds) * width))  # ~16 MB of draws at a time
+    ratios = np.concatenate([_resampled_medians(b_rounds, part, rng) / _resampled_medians(a_rounds, part, rng)
+                             for part in np.array_split(picks, -(-resamples // chunk))])
+    tail = (1 - confidence) / 2
+    low, high = np.quantile(ratios, [tail, 1 - tail])
+    return ratio, float(min(low, ratio)), float(max(high, ratio))
+
+
+def _result(side: str, value) -> BenchmarkResult:
+    if not isinstance(value, BenchmarkResult):
+        raise TypeError(f"{side} must give a BenchmarkResult (for example `lambda: jit.f.benchmark(x)`), "
+                        f"got {type(value).__name__}")
+    return value
+
+
+def _run_rounds(a, b, rounds: int, start: int) -> tuple[list, list]:
+    """`rounds` interleaved rounds of a() and b(), the order alternating by round (ABBA)."""
+    got_a, got_b = [], []
+    for i in range(start, start + rounds):
+        if i % 2 == 0:
+            got_a.append(_result("a (fast)", a()))
+            got_b.append(_result("b (slow)", b()))
+        else:
+            got_b.append(_result("b (slow)", b()))
+            got_a.append(_result("a (fast)", a()))
+    return got_a, got_b
+
+
+def _comparison(got_a, got_b, confidence: float) -> Comparison:
+    ratio, low, high = ratio_interval([r.samples for r in got_a], [r.samples for r in got_b], confidence=confidence)
+    return Comparison(ratio, low, high, confidence, tuple(got_a), tuple(got_b))
+
+
+def _check_options(rounds, confidence) -> None:
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+        raise ValueError(f"rounds must be an int >= 1, got {rounds!r}")
+    if not isinstance(confidence, float) or not 0 < confidence < 1:
+        raise ValueError(f"confidence must be a float between 0 and 1, got {confidence!r}")
+
+
+def compare(a, b, *, rounds: int = 5, confidence: float = CONFIDENCE) -> Comparison:
+    """How many times faster `a` is than `b`, with an interval: `a` and `b` are BenchmarkResults
+    (one round each) or functions of no arguments that each run one benchmark (`rounds` rounds)."""
+    _check_options(rounds, confidence)
+    if isinstance(a, BenchmarkResult) or isinstance(b, BenchmarkResult):
+        return _comparison([_result("a", a)], [_result("b", b)], confidence)
+    for side, f in (("a", a), ("b", b)):
+        if not callable(f):
+            raise TypeError(f"compare(): {side} must be a BenchmarkResult or a function of no arguments that "
+                            f"runs one benchmark, got {type(f).__name__}")
+    return _comparison(*_run_rounds(a, b, rounds, 0), confidence)
+
+
+def check_faster(label: str, fast, slow, *, at_least: float, rounds: int = 5, max_rounds: int = 15,
+                 confidence: float = CONFIDENCE) -> Comparison:
+    """Asserts that `fast` runs at least `at_least` times faster than `slow` (median over median,
+    the whole interval at or above the claim); prints `<label>: faster, ok` to stderr, or raises
+    AssertionError with the measured ratio, its interval and the claim."""
+    from . import log
+
+    if not isinstance(label, str) or not label:
+        raise TypeError(f"check_faster(): label must be a non-empty str, got {label!r}")
+    for side, f in (("fast", fast), ("slow", slow)):
+        if not callable(f):
+            raise TypeError(f"check_faster({label!r}): {side} must be a function of no arguments that runs one "
+                            f"benchmark (for example `lambda: jit.f.benchmark(x)`), got {type(f).__name__}")
+    if isinstance(at_least, bool) or not isinstance(at_least, (int, float)) or not at_least > 0:
+        raise ValueError(f"check_faster({label!r}): at_least must be a ratio > 0, got {at_least!r}")
+    _check_options(rounds, confidence)
+    if isinstance(max_rounds, bool) or not isinstance(max_rounds, int) or max_rounds < rounds:
+        raise ValueError(f"check_faster({label!r}): max_rounds must be an int >= rounds ({rounds}), got {max_rounds!r}")
+
+    got_fast, got_slow = _run_rounds(fast, slow, rounds, 0)
+    while True:
+        result = _comparison(got_fast, got_slow, confidence)
+        if result.low >= at_least:
+            log(f"{label}: faster, ok")
+            return result
+        if result.high < at_least or len(got_fast) >= max_rounds:
+            break
+        more_fast, more_slow = _run_rounds(fast, slow, min(rounds, max_rounds - len(got_fast)), len(got_fast))
+        got_fast += more_fast
+        got_slow += more_slow
+    why = ("" if result.high < at_least else
+           f"; the interval still straddles the claim after {max_rounds} rounds: claim a wider margin")
+    raise AssertionError(f"{label}: expected fast to be at least {at_least:g}x faster than slow, measured "
+                         f"{result.ratio:.3g}x ({confidence:.0%} interval {result.low:.3g}x to {result.high:.3g}x) "
+                         f"over {result.rounds} interleaved rounds; medians per call: fast "
+                         f"{format_seconds(result.median_a)}, slow {format_seconds(result.median_b)}{why}")
