@@ -185,14 +185,6 @@ def compile_mlir(source: str, callbacks: dict | None = None, opt_level: int = 2)
     return engine
 
 
-@pytest.fixture
-def jit():
-    """`jit(source, callbacks=None)` -> ExecutionEngine; skips without MLIR bindings."""
-    if not HAVE_JIT:
-        pytest.skip("no MLIR Python bindings with an ExecutionEngine")
-    return compile_mlir
-
-
 def memref_arg(descriptor):
     """The `descriptor**` a C-interface function takes for a memref argument."""
     return ctypes.pointer(ctypes.pointer(descriptor))

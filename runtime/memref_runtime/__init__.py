@@ -40,7 +40,7 @@ _EXPORTS = {
                      "RuntimeVerificationError"), ".jit"),
 }
 # Subpackages and modules reachable as attributes (`memref_runtime.testing.check_close`).
-_SUBMODULES = frozenset({"np_to_memref", "jit", "testing", "differential", "lit", "update_checks",
+_SUBMODULES = frozenset({"np_to_memref", "jit", "testing", "differential", "lit", "update_checks", "pytest_plugin",
                          "element_types", "descriptors", "conversion", "bindings", "settings"})
 
 __all__ = ["np_to_memref", *_EXPORTS]
