@@ -87,6 +87,10 @@ class LeakCheck:
         report = yield
         if call.when != "teardown" or opted_out(item):
             return report
+        # The teardown is over, but item.funcargs holds the fixtures' values until pytest drops it
+        # after this report: a Context that a function-scoped fixture yielded would look leaked.
+        if getattr(item, "funcargs", None):
+            item.funcargs = {}
         allowed = self.before + self.fixtures
         # A wider fixture torn down now may take the count below `allowed`: never a negative leak.
         leaked = max(0, collected_count(allowed) - allowed) + self.child
