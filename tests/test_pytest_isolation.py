@@ -4,6 +4,8 @@ the session goes on; also under pytest-xdist; outcomes other than a crash come b
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import re
 
 import pytest
@@ -11,6 +13,11 @@ import pytest
 from conftest import HAVE_JIT, make_pytest_project, run_once, run_pytest
 
 pytestmark = [pytest.mark.jit, pytest.mark.skipif(not HAVE_JIT, reason="no MLIR Python bindings with an ExecutionEngine")]
+
+# LLVM's handler names the native frames where it finds llvm-symbolizer: the llvm wheel ships one
+# (torch-mlir does not, and its frames are addresses).
+SYMBOLIZED = importlib.util.find_spec("llvm") is not None and (os.environ.get("MEMREF_RUNTIME_BINDINGS") or "mlir") == "mlir"
+NATIVE_FRAME = r"^ *#\d+ 0x[0-9a-f]+ "
 
 CRASHES = '''
 import ctypes
@@ -167,9 +174,11 @@ def test_the_report_has_the_signal_the_test_id_and_both_stacks(isolated_run):
                      r"line \d+ in test_a_segfault\n", python_stack)
     assert "_pytest" not in python_stack and "pluggy" not in python_stack  # left out, and counted
     assert re.search(r"\d+ frames of pytest and pluggy left out", text)
-    assert re.search(r"#\d+ 0x[0-9a-f]+ llvm::sys::PrintStackTrace", text)  # LLVM's handler: the native stack
-    assert re.search(r"#\d+ 0x[0-9a-f]+ string_at ", text)  # symbolized, down to ctypes' C code
-    assert "more native frames: the interpreter running the Python stack above" in text
+    assert re.search(NATIVE_FRAME, text.split("Extension modules:", 1)[1], re.M)  # LLVM's handler: the native stack
+    if SYMBOLIZED:
+        assert re.search(r"#\d+ 0x[0-9a-f]+ llvm::sys::PrintStackTrace", text)
+        assert re.search(r"#\d+ 0x[0-9a-f]+ string_at ", text)  # down to ctypes' C code
+        assert "more native frames: the interpreter running the Python stack above" in text
     # What the test printed is pytest's captured output, as for any test.
     assert re.search(r"Captured stdout call -+\nprinted before the crash\n", text)
 
@@ -181,7 +190,9 @@ def test_a_crash_in_jit_code_and_an_abort_from_a_failed_assert(isolated_run):
     text = section(isolated_run.stdout, "test_a_failed_assert_aborts")
     assert "ended: killed by SIGABRT (Aborted)" in text
     assert "x must be zero\nFatal Python error: Aborted" in text  # the message cf.assert printed, then the stacks
-    assert re.search(r"#\d+ 0x[0-9a-f]+ abort ", text)
+    assert re.search(NATIVE_FRAME, text, re.M)
+    if SYMBOLIZED:
+        assert re.search(r"#\d+ 0x[0-9a-f]+ abort ", text)
 
 
 def test_a_hang_ends_at_its_timeout_with_its_stacks(isolated_run):
@@ -190,7 +201,9 @@ def test_a_hang_ends_at_its_timeout_with_its_stacks(isolated_run):
                     r"\(@pytest.mark.isolated\(timeout=...\)\): its isolated child \(pid \d+\) was sent SIGABRT "
                     r"for its stacks, and ended: killed by SIGABRT \(Aborted\)", text)
     assert re.search(r'File ".*test_crashes.py", line \d+ in test_hangs', text)
-    assert re.search(r"#\d+ 0x[0-9a-f]+ \S*sleep", text)
+    assert re.search(NATIVE_FRAME, text, re.M)
+    if SYMBOLIZED:
+        assert re.search(r"#\d+ 0x[0-9a-f]+ \S*sleep", text)
 
 
 def test_other_outcomes_come_back_as_they_were(isolated_run):

@@ -13,6 +13,10 @@ ones above):
 Importing the package loads nothing: each name below is imported on first use, so that
 `import memref_runtime.lit` (lit's own interpreter, every test process's site hook) pulls in
 neither numpy nor the MLIR bindings.
+
+PYTEST_DONT_REWRITE: pytest rewrites the asserts of a plugin's package, and warns about a
+module imported before it could; lit's site hook imports this one at start-up (under
+`pytest --mlir-python=torch_mlir`, in xdist's workers). It has no asserts to rewrite.
 """
 
 from __future__ import annotations

@@ -266,7 +266,8 @@ class Child:
         if not shown.strip():
             return head + "\nit wrote nothing to stderr"
         path = _kept(printed) if len(shown.splitlines()) > MAX_LINES or len(shown) > MAX_CHARS else ""
-        return (f"{head}\nwhat it wrote to stderr (faulthandler's Python stack, then LLVM's native one"
+        native = ", then LLVM's native one" if _NATIVE_FRAME.search(shown) else ""
+        return (f"{head}\nwhat it wrote to stderr (faulthandler's Python stack{native}"
                 + (f"; {left_out} frames of pytest and pluggy left out" if left_out else "") + "):\n\n"
                 + tail(shown, path))
 
@@ -278,7 +279,7 @@ def _harness_folders() -> tuple[str, ...]:
                  for m in (pytest, sys.modules["_pytest"], pluggy, sys.modules[__package__])) + ("<frozen runpy>",)
 
 
-_NATIVE_FRAME = re.compile(r"^\s*#\d+ 0x[0-9a-fA-F]+ ")
+_NATIVE_FRAME = re.compile(r"^\s*#\d+ 0x[0-9a-fA-F]+ ", re.M)
 _EVAL_LOOP = "_PyEval_EvalFrameDefault"  # the interpreter running Python code: below it, the Python stack
 
 
