@@ -74,7 +74,7 @@ class Isolation:
         if timeout is None:
             return True, self.timeout, self.timeout_origin
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout >= 0:
-            raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.isolated(timeout=...): expected a number "
+            raise ValueError(f"{item.nodeid}: @pytest.mark.isolated(timeout=...): expected a number "
                                     f"of seconds (0: none), got {timeout!r}")
         return True, (timeout or None), "@pytest.mark.isolated(timeout=...)"
 
@@ -85,6 +85,9 @@ class Isolation:
         isolated, timeout, origin = self.marker_timeout(pyfuncitem)
         if not isolated:
             return None
+        if not hasattr(os, "fork"):
+            pytest.fail("memref-runtime: an isolated test runs in a forked child, and this platform has no "
+                        "os.fork", pytrace=False)
         Child(self, pyfuncitem, timeout, origin).run()
         return True
 
