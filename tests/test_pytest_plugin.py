@@ -262,6 +262,11 @@ CHECKS = {
             pass
 
 
+        def test_fails_holding_a_context():
+            context = Context()
+            assert context is None  # its traceback keeps `context`: a failure, not also a leak
+
+
         @pytest.mark.allow_context_leak(reason="kept on purpose")
         def test_opted_out():
             KEPT.append(Context())
@@ -306,8 +311,10 @@ def test_fixtures_and_jit_modules_are_not_leaks(checks_run):
     passed = set(re.findall(r"^PASSED \S+::(\w+)", checks_run.stdout, re.M))
     assert {"test_a_module_fixture_holds_its_context", "test_so_does_the_next_test", "test_opted_out",
             "test_a_function_fixture_releases_its_context", "test_jit_releases_its_modules"} <= passed
+    assert re.search(r"^FAILED \S+::test_fails_holding_a_context ", checks_run.stdout, re.M)
     assert not {"test_a_module_fixture_holds_its_context", "test_jit_releases_its_modules",
-                "test_a_function_fixture_releases_its_context"} & set(errors_at_teardown(checks_run.stdout))
+                "test_a_function_fixture_releases_its_context", "test_fails_holding_a_context"} \
+        & set(errors_at_teardown(checks_run.stdout))
 
 
 @needs_jit

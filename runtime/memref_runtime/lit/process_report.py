@@ -168,7 +168,7 @@ def _write_record(path: str, record: dict) -> None:
     os.replace(temporary, path)
 
 
-def _copy(sources: dict, report: int, child: int, deadline: float | None = None) -> int | None:
+def copy_pipes(sources: dict, report: int, child: int, deadline: float | None = None) -> int | None:
     """Copies each pipe in `sources` (read fd -> destination fds) to its destinations and to
     `report` until every pipe is closed, or the child has ended and its pipes stay quiet
     (a grandchild keeping them open); returns the child's wait status. With a `deadline`
@@ -295,7 +295,7 @@ def _copy_and_end_like_child(child: int, pipes: dict, report: int, base: str, re
     except OSError:
         pass
     try:
-        status = _copy(sources, report, child)
+        status = copy_pipes(sources, report, child)
     except BaseException:  # noqa: BLE001 - never lose the child's status to a copier bug
         for read_end in sources:  # nor leave it blocked on a pipe nobody reads
             os.close(read_end)

@@ -67,8 +67,8 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(leak_check, "memref_runtime.leak_check")
     config.pluginmanager.register(CallbackCheck(), "memref_runtime.callback_check")
     config.pluginmanager.register(
-        Isolation(config, settings.isolate, settings.timeout, settings.origin("timeout") or "--mlir-timeout",
-                  leak_check), "memref_runtime.isolation")
+        Isolation(settings.isolate, settings.timeout, settings.origin("timeout") or "--mlir-timeout", leak_check),
+        "memref_runtime.isolation")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

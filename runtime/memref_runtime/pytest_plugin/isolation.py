@@ -59,9 +59,9 @@ class IsolatedTestError(Exception):
 class Isolation:
     """The hooks that run isolated tests in forked children."""
 
-    def __init__(self, config: pytest.Config, every_test: bool, timeout: float | None, timeout_origin: str,
+    def __init__(self, every_test: bool, timeout: float | None, timeout_origin: str,
                  leak_check: leaks.LeakCheck | None):
-        self.config, self.every_test, self.leak_check = config, every_test, leak_check
+        self.every_test, self.leak_check = every_test, leak_check
         self.timeout, self.timeout_origin = timeout, timeout_origin
         self.recorder = callbacks.recorder()
 
@@ -75,7 +75,7 @@ class Isolation:
             return True, self.timeout, self.timeout_origin
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout >= 0:
             raise ValueError(f"{item.nodeid}: @pytest.mark.isolated(timeout=...): expected a number "
-                                    f"of seconds (0: none), got {timeout!r}")
+                             f"of seconds (0: none), got {timeout!r}")
         return True, (timeout or None), "@pytest.mark.isolated(timeout=...)"
 
     @pytest.hookimpl(tryfirst=True)
@@ -114,28 +114,25 @@ class Child:
         self.live = capture != "fd"
 
     def run(self) -> None:
-        results, stderr = tempfile.TemporaryFile(), tempfile.TemporaryFile()
-        read_end, write_end = os.pipe()
-        self.contexts_at_fork = leaks.live_contexts()
-        for stream in (sys.stdout, sys.stderr):
-            stream.flush()
-        parent = os.getpid()
-        with warnings.catch_warnings():  # Python 3.12+: xdist's threads are never the child's concern
-            warnings.filterwarnings("ignore", r".*multi-threaded.*fork", DeprecationWarning)
-            self.pid = os.fork()
-        if self.pid == 0:
-            os.close(read_end)
-            self.child(parent, write_end, results.fileno())  # never returns
-        os.close(write_end)
-        try:
-            status, timed_out = self.wait(read_end, stderr.fileno())
-        finally:
-            os.close(read_end)
-        results.seek(0)
-        stderr.seek(0)
-        data, printed = results.read(), stderr.read()
-        results.close()
-        stderr.close()
+        with tempfile.TemporaryFile() as results, tempfile.TemporaryFile() as stderr:
+            read_end, write_end = os.pipe()
+            self.contexts_at_fork = leaks.live_contexts()
+            _flush()  # else what Python or C's stdio holds in a buffer would be written twice
+            parent = os.getpid()
+            with warnings.catch_warnings():  # Python 3.12+: xdist's threads are never the child's concern
+                warnings.filterwarnings("ignore", r".*multi-threaded.*fork", DeprecationWarning)
+                self.pid = os.fork()
+            if self.pid == 0:
+                os.close(read_end)
+                self.child(parent, write_end, results.fileno())  # never returns
+            os.close(write_end)
+            try:
+                status, timed_out = self.wait(read_end, stderr.fileno())
+            finally:
+                os.close(read_end)
+            results.seek(0)
+            stderr.seek(0)
+            data, printed = results.read(), stderr.read()
         if timed_out or os.WIFSIGNALED(status) or not data:
             pytest.fail(self.crash_report(status, printed.decode(errors="replace"), timed_out), pytrace=False)
         if not self.live and printed:
@@ -147,11 +144,11 @@ class Child:
         sources = {read_end: [2] if self.live else []}
         deadline = time.monotonic() + self.timeout if self.timeout else None
         try:
-            status = process_report._copy(sources, stderr, self.pid, deadline)
+            status = process_report.copy_pipes(sources, stderr, self.pid, deadline)
             if status is not None:
                 return status, False
             _kill(self.pid, signal.SIGABRT)  # its crash handlers print both stacks
-            status = process_report._copy(sources, stderr, self.pid, time.monotonic() + GRACE)
+            status = process_report.copy_pipes(sources, stderr, self.pid, time.monotonic() + GRACE)
             _kill(-self.pid, signal.SIGKILL)  # the child, if SIGABRT did not end it, and what it started
             if status is None:
                 status = os.waitpid(self.pid, 0)[1]
@@ -205,12 +202,12 @@ class Child:
             return {"reraise": _pickled(e)}
         report = pytest.TestReport.from_item_and_call(item, call)
         error = call.excinfo.value if call.excinfo else None
-        del call
         outcome = {
             "report": item.config.hook.pytest_report_to_serializable(config=item.config, report=report),
             "exception": _pickled(error) if error is not None else None,
             "exception_text": f"{type(error).__qualname__}: {error}" if error is not None else None,
-            "leaked": self.leaked_in_child(),
+            # A failed call is not checked: its traceback holds the test's frames (leaks.py).
+            "leaked": self.leaked_in_child() if error is None else 0,
         }
         if self.capture == "sys":  # the child's sys.stdout and sys.stderr are memory of its own
             outcome["captured"] = item.config.pluginmanager.get_plugin("capturemanager").read_global_capture()

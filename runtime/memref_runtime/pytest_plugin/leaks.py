@@ -10,7 +10,9 @@ collection fails the test at teardown ("ERROR at teardown", as a fixture's faile
   fixtures release them at their own teardown.
 - An isolated test's call runs in a forked child, which counts what is alive at its end
   (isolation.py) and reports the number here.
-- `@pytest.mark.allow_context_leak(reason=...)` opts a test out; `--mlir-leak-check=0` (ini
+- A test whose setup or call failed is not checked: the failure's traceback holds the test's
+  frames, and so the Contexts of their variables (pytest keeps it, as sys.last_traceback).
+- `@pytest.mark.allow_context_leak(reason=...)` opts a test out; `--mlir-no-leak-check` (ini
   `mlir_leak_check = 0`) turns the check off.
 
 Counting is cheap and needs no import: a process that has not loaded the MLIR bindings has no
@@ -63,11 +65,12 @@ class LeakCheck:
         self.before = 0  # live Contexts when the current test's setup began
         self.fixtures = 0  # created by wider-scoped fixtures during the current test
         self.child = 0  # left alive at the end of the current test's isolated call (isolation.py)
+        self.failed = False  # its setup or call failed: the traceback holds its frames and their Contexts
         self._in_wide_fixture = 0
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_setup(self, item):
-        self.before, self.fixtures, self.child = live_contexts(), 0, 0
+        self.before, self.fixtures, self.child, self.failed = live_contexts(), 0, 0, False
         return (yield)
 
     @pytest.hookimpl(wrapper=True)
@@ -85,7 +88,10 @@ class LeakCheck:
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item, call):
         report = yield
-        if call.when != "teardown" or opted_out(item):
+        if call.when != "teardown":
+            self.failed = self.failed or report.failed
+            return report
+        if self.failed or opted_out(item):
             return report
         # The teardown is over, but item.funcargs holds the fixtures' values until pytest drops it
         # after this report: a Context that a function-scoped fixture yielded would look leaked.
