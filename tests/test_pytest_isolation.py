@@ -59,6 +59,7 @@ func.func @main(%x: i32) -> i32 attributes {llvm.emit_c_interface} {
 }
 """
 KEEP = []
+MADE_AT_IMPORT = Context()  # alive at every fork: a hang's report names it
 
 
 def test_a_segfault():
@@ -201,6 +202,7 @@ def test_a_hang_ends_at_its_timeout_with_its_stacks(isolated_run):
                     r"\(@pytest.mark.isolated\(timeout=...\)\): its isolated child \(pid \d+\) was sent SIGABRT "
                     r"for its stacks, and ended: killed by SIGABRT \(Aborted\)", text)
     assert re.search(r'File ".*test_crashes.py", line \d+ in test_hangs', text)
+    assert "\n1 MLIR Context(s) made in the pytest process were alive at the fork: one whose thread pool" in text
     assert re.search(NATIVE_FRAME, text, re.M)
     if SYMBOLIZED:
         assert re.search(r"#\d+ 0x[0-9a-f]+ \S*sleep", text)
