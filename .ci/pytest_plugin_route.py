@@ -122,10 +122,11 @@ def check_isolation(output: str, how: str) -> None:
 
 
 def main(python: str) -> int:
+    python = os.path.abspath(python)  # the runs are in other folders; not resolved, which would leave the venv
     where = subprocess.run([python, "-c", "import memref_runtime; print(memref_runtime.__file__)"],
                            capture_output=True, text=True, cwd=tempfile.gettempdir(), check=True).stdout.strip()
-    check(not Path(where).resolve().is_relative_to(CHECKOUT), f"memref_runtime comes from the install ({where})",
-          where)
+    installed = "site-packages" in Path(where).parts and not Path(where).resolve().is_relative_to(CHECKOUT / "runtime")
+    check(installed, f"memref_runtime is an installed copy, not the checkout's runtime/ ({where})", where)
     with tempfile.TemporaryDirectory(prefix="memref-runtime-pytest-route-") as folder:
         project = Path(folder)
         (project / "pytest.ini").write_text("[pytest]\n")
