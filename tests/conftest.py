@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import importlib.metadata
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -157,6 +160,52 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(no_jit)
 
 
+def make_pytest_project(root: Path, files: dict[str, str]) -> Path:
+    """A throw-away pytest project in `root`: a pytest.ini (so `root` is its rootdir) and `files`
+    ({path: text})."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "pytest.ini").write_text("[pytest]\n")
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(textwrap.dedent(text))
+    return root
+
+
+def run_pytest(project: Path, *args: str, timeout: float = 120, env: dict | None = None) -> subprocess.CompletedProcess:
+    """pytest in a fresh interpreter, in `project`, with the memref-runtime plugin as an installed
+    memref-runtime turns it on (loaded by name where only PYTHONPATH has the runtime). The suite
+    settings the outer run may have set are left out, so that each run starts from the defaults."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_") and k not in (
+        "MEMREF_RUNTIME_OPT_LEVEL", "MEMREF_RUNTIME_VERIFICATION")}
+    plugin = []
+    if not any(e.name == "memref_runtime" for e in importlib.metadata.entry_points(group="pytest11")):
+        plugin = ["-p", "memref_runtime.pytest_plugin"]
+        environment["PYTHONPATH"] = os.pathsep.join(filter(None, [str(RUNTIME_DIR), environment.get("PYTHONPATH")]))
+    environment.update(env or {})
+    # Hypothesis' pytest plugin alone costs each run 0.5 s of imports; these projects do not use it.
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:hypothesispytest",
+                           *plugin, *args], cwd=project, capture_output=True, text=True, timeout=timeout,
+                          env=environment)
+
+
+def run_once(request, tmp_path_factory, name: str, run) -> subprocess.CompletedProcess:
+    """`run(folder)` (a CompletedProcess) once per session, by whichever xdist worker asks first
+    (a lock in the folder the workers share); the others read its result. For a module-scoped
+    fixture whose tests xdist spreads over several workers."""
+    shared = tmp_path_factory.getbasetemp()
+    if hasattr(request.config, "workerinput"):
+        shared = shared.parent
+    result = shared / f"once-{name}.json"
+    with contextlib.ExitStack() as stack:
+        if fcntl is not None:
+            stack.enter_context(_flock(shared / f"once-{name}.lock", fcntl.LOCK_EX))
+        if not result.exists():
+            (shared / f"once-{name}").mkdir()
+            done = run(shared / f"once-{name}")
+            result.write_text(json.dumps([done.args, done.returncode, done.stdout, done.stderr]))
+    return subprocess.CompletedProcess(*json.loads(result.read_text()))
+
+
 def make_lit_suite(root: Path, tests: dict[str, str]) -> Path:
     """A throw-away copy of the suite in `root`: this repo's lit.cfg.py, runtime/ and mlir_inputs/
     (linked), lit_tests/lit.local.cfg, and `tests` ({path under lit_tests/: text})."""
@@ -183,14 +232,6 @@ def compile_mlir(source: str, callbacks: dict | None = None, opt_level: int = 2)
     for name, callback in engine._test_callbacks.items():
         engine.register_runtime(name, callback)
     return engine
-
-
-@pytest.fixture
-def jit():
-    """`jit(source, callbacks=None)` -> ExecutionEngine; skips without MLIR bindings."""
-    if not HAVE_JIT:
-        pytest.skip("no MLIR Python bindings with an ExecutionEngine")
-    return compile_mlir
 
 
 def memref_arg(descriptor):

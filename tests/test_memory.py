@@ -64,8 +64,8 @@ def churn_the_allocator(size: int = N, count: int = 3) -> list:
 @pytest.mark.jit
 @pytest.mark.parametrize("make_descriptor, function", [
     (get_ranked_memref_descriptor, "sum"), (get_unranked_memref_descriptor, "sum_unranked")])
-def test_temporary_descriptor_keeps_its_array_alive_through_a_jit_call(jit, make_descriptor, function):
-    engine = jit(SUM_F64)
+def test_temporary_descriptor_keeps_its_array_alive_through_a_jit_call(make_descriptor, function):
+    engine = compile_mlir(SUM_F64)
     # The array and the descriptor are temporaries: only the pointer chain holds them.
     p = ctypes.pointer(ctypes.pointer(make_descriptor(np.arange(float(N)))))
     junk = churn_the_allocator()

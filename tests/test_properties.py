@@ -251,6 +251,11 @@ def rank_kernels(rank: int) -> RankKernels:
     return RankKernels(rank)
 
 
+# The tests that call rank_kernels leave its JitModules alive on purpose: compiled once per rank
+# and process, they serve every hypothesis example of both tests.
+KEEPS_RANK_KERNELS = pytest.mark.allow_context_leak(reason="rank_kernels() keeps one JitModule per rank")
+
+
 def refusal(view: np.ndarray, identity: bool = False) -> str | None:
     """The error a typed call must raise for `view` (any memref parameter may be written, so a
     read-only array is refused; an identity layout needs C order), or None if it must accept it."""
@@ -291,6 +296,7 @@ def assert_callbacks_saw(received: list, view: np.ndarray):
 
 @pytest.mark.jit
 @pytest.mark.skipif(not HAVE_JIT, reason="no MLIR Python bindings with an ExecutionEngine")
+@KEEPS_RANK_KERNELS
 @given(views())
 def test_any_view_crosses_jit_code_exactly(case):
     element, view = case
@@ -333,6 +339,7 @@ def test_any_view_crosses_jit_code_exactly(case):
 WIDE = [(element, dtype) for element, dtype in ELEMENTS if dtype.itemsize > 1]
 
 
+@KEEPS_RANK_KERNELS
 @given(element_and_dtype=st.sampled_from(WIDE), shape=st.lists(st.integers(0, 4), min_size=1, max_size=3),
        extra=st.lists(st.integers(-17, 17), min_size=3, max_size=3))
 def test_byte_strides_are_exact_or_rejected(element_and_dtype, shape, extra):

@@ -14,6 +14,10 @@ ones above):
 Importing the package loads nothing: each name below is imported on first use, so that
 `import memref_runtime.lit` (lit's own interpreter, every test process's site hook) pulls in
 neither numpy nor the MLIR bindings.
+
+PYTEST_DONT_REWRITE: pytest rewrites the asserts of a plugin's package, and warns about a
+module imported before it could; lit's site hook imports this one at start-up (under
+`pytest --mlir-python=torch_mlir`, in xdist's workers). It has no asserts to rewrite.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ _EXPORTS = {
 }
 # Subpackages and modules reachable as attributes (`memref_runtime.testing.check_close`).
 _SUBMODULES = frozenset({"np_to_memref", "jit", "testing", "differential", "lit", "update_checks", "bench",
+                         "pytest_plugin",
                          "element_types", "descriptors", "conversion", "bindings", "settings"})
 
 __all__ = ["np_to_memref", *_EXPORTS]

@@ -6,7 +6,7 @@ hands the native caller an undefined result, and the script goes on and may exit
 still prints the traceback, and also records the exception:
 
 - `memref_runtime.testing.run` raises `CallbackException` at the end of a case whose
-  callbacks raised;
+  callbacks raised; the pytest plugin fails the test during which they raised;
 - under lit (the site hook, lit/_site/sitecustomize.py), a process whose callbacks raised exits with status 1
   at the latest when it ends, for plain upstream-style scripts too.
 
@@ -67,15 +67,20 @@ class Recorder:
         os._exit(1)  # an atexit handler cannot change the exit status otherwise
 
 
+def callback_error(pending: list, where: str) -> CallbackException:
+    """The CallbackException that reports `pending` (exceptions taken from a Recorder) at `where`."""
+    first = pending[0]
+    return CallbackException(
+        f"{where}: {len(pending)} exception{'s' * (len(pending) > 1)} raised in ctypes callbacks "
+        f"(traceback above), the first {type(first).__name__}: {first}; the native code went on "
+        "with an undefined result")
+
+
 def raise_pending(recorder: Recorder, where: str) -> None:
     """Raises CallbackException if callbacks raised since the last report."""
     pending = recorder.take_pending()
     if pending:
-        first = pending[0]
-        raise CallbackException(
-            f"{where}: {len(pending)} exception{'s' * (len(pending) > 1)} raised in ctypes callbacks "
-            f"(traceback above), the first {type(first).__name__}: {first}; the native code went on "
-            "with an undefined result")
+        raise callback_error(pending, where)
 
 
 def install(*, exit_nonzero: bool = False) -> Recorder:

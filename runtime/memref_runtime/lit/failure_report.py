@@ -156,7 +156,9 @@ def last_case(output: bytes) -> str | None:
     return cases[-1].decode(errors="replace") if cases else None
 
 
-def _tail(text: str, path: str) -> str:
+def tail(text: str, path: str) -> str:
+    """The last MAX_LINES lines (and MAX_CHARS characters) of `text`, saying how many were cut and
+    that `path` holds them all (the pytest plugin's crash report uses it too)."""
     lines = text.splitlines()
     cut = max(len(lines) - MAX_LINES, 0)
     kept = "\n".join(lines[cut:])
@@ -182,5 +184,5 @@ def format_report(folder: str) -> str:
         if failed(record):
             output = record["output"].decode(errors="replace")
             parts.append("# everything it printed, stdout and stderr in the order they came:\n"
-                         + (_tail(output, record["path"]) if output.strip() else "(nothing)"))
+                         + (tail(output, record["path"]) if output.strip() else "(nothing)"))
     return "\n".join(parts) + "\n"

@@ -168,10 +168,12 @@ def _write_record(path: str, record: dict) -> None:
     os.replace(temporary, path)
 
 
-def _copy(sources: dict, report: int, child: int) -> int:
+def copy_pipes(sources: dict, report: int, child: int, deadline: float | None = None) -> int | None:
     """Copies each pipe in `sources` (read fd -> destination fds) to its destinations and to
     `report` until every pipe is closed, or the child has ended and its pipes stay quiet
-    (a grandchild keeping them open); returns the child's wait status."""
+    (a grandchild keeping them open); returns the child's wait status. With a `deadline`
+    (time.monotonic()), returns None once it passes with the child still running (the pytest
+    plugin's timeout); a later call goes on copying."""
     import select
 
     poller = select.poll()
@@ -179,6 +181,8 @@ def _copy(sources: dict, report: int, child: int) -> int:
         poller.register(fd, select.POLLIN)
     open_pipes, status, quiet_since = set(sources), None, None
     while open_pipes:
+        if status is None and deadline is not None and time.monotonic() > deadline:
+            return None
         events = poller.poll(100)
         for fd, _ in events:
             try:
@@ -201,6 +205,13 @@ def _copy(sources: dict, report: int, child: int) -> int:
                 break
         elif events:
             quiet_since = None
+    while status is None and deadline is not None:  # the pipes closed before the child ended
+        pid, status = os.waitpid(child, os.WNOHANG)
+        status = status if pid else None
+        if status is None:
+            if time.monotonic() > deadline:
+                return None
+            time.sleep(0.01)
     if status is None:
         status = os.waitpid(child, 0)[1]
     return status
@@ -284,12 +295,12 @@ def _copy_and_end_like_child(child: int, pipes: dict, report: int, base: str, re
     except OSError:
         pass
     try:
-        status = _copy(sources, report, child)
+        status = copy_pipes(sources, report, child)
     except BaseException:  # noqa: BLE001 - never lose the child's status to a copier bug
         for read_end in sources:  # nor leave it blocked on a pipe nobody reads
             os.close(read_end)
         status = os.waitpid(child, 0)[1]
-    record.update(pid=child, end=time.time(), **_describe(status))
+    record.update(pid=child, end=time.time(), **describe_status(status))
     try:
         _write_record(base + ".record", record)
     except OSError:
@@ -297,8 +308,9 @@ def _copy_and_end_like_child(child: int, pipes: dict, report: int, base: str, re
     _end_like(status)
 
 
-def _describe(status: int) -> dict:
-    """The end of wait status `status` in words: exit code, or signal number, name and text."""
+def describe_status(status: int) -> dict:
+    """The end of wait status `status` in words: exit code, or signal number, name and text
+    (failure_report.how_it_ended reads it; so does the pytest plugin's isolation)."""
     import _signal as signal
 
     if os.WIFSIGNALED(status):

@@ -40,6 +40,21 @@ RECORD = 5
 PR_SET_PDEATHSIG = 1
 
 
+def dies_with(parent: int) -> None:
+    """In a child just forked from `parent`: its own process group, killed when `parent` ends
+    (PR_SET_PDEATHSIG, Linux); exits at once if `parent` has ended already. The pytest plugin's
+    isolated children do the same."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:  # the parent died before prctl
+        os._exit(125)
+    os.setpgid(0, 0)
+
+
 class _Shutdown(Exception):
     """SIGTERM or the owner's end: stop serving."""
 
@@ -273,15 +288,7 @@ class Server:
 
     def become_child(self, conn) -> None:
         """Leaves the server's role: own process group, dies with the server, no server fds."""
-        try:
-            import ctypes
-
-            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-        except (OSError, AttributeError):
-            pass
-        if os.getppid() != self.pid:  # the server died before prctl
-            os._exit(125)
-        os.setpgid(0, 0)
+        dies_with(self.pid)
         for s, handler in self.signals.items():  # SIGTERM's, first of all
             if handler is not None and signal.getsignal(s) is not handler:
                 signal.signal(s, handler)
