@@ -67,6 +67,10 @@ def pytest_configure(config):
         "markers",
         f"mlir_i1_memref: needs MLIR >= {MIN_MLIR_FOR_I1_MEMREF} to lower memref.load/store of i1")
     config.addinivalue_line("markers", "jit: compiles and runs MLIR with the ExecutionEngine")
+    config.addinivalue_line(
+        "markers", "harness: tests of the lit harness's machinery (lit, CMake, pytest, the tools run in "
+                   "subprocesses); the same on every Python and provider, so .ci/run's 3.10 and torch-mlir "
+                   "routes deselect them (-m 'not harness') and run the lit suite itself there instead")
 
 
 def run_in_parallel_by_default(config) -> None:

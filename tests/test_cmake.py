@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parent.parent
 CMAKE = shutil.which("cmake")
 MLIR_DIR = Path(os.environ.get("MEMREF_RUNTIME_TEST_MLIR_DIR", "/usr/lib/llvm-22/lib/cmake/mlir"))
 
-pytestmark = pytest.mark.skipif(CMAKE is None, reason="cmake is not installed")
+pytestmark = [pytest.mark.harness, pytest.mark.skipif(CMAKE is None, reason="cmake is not installed")]
 
 MODES = [
     pytest.param("standalone", id="standalone"),

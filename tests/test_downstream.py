@@ -25,7 +25,7 @@ CMAKE = shutil.which("cmake")
 MLIR_DIR = Path(os.environ.get("MEMREF_RUNTIME_TEST_MLIR_DIR", "/usr/lib/llvm-22/lib/cmake/mlir"))
 PLAIN_INSTALL = os.environ.get("MEMREF_RUNTIME_PLAIN_INSTALL") == "1"
 
-pytestmark = pytest.mark.skipif(LIT is None or UPDATE is None, reason="lit and memref-update-checks are not installed")
+pytestmark = [pytest.mark.harness, pytest.mark.skipif(LIT is None or UPDATE is None, reason="lit and memref-update-checks are not installed")]
 
 CRASH = '''# RUN: %PYTHON %s 2>&1 | FileCheck %s
 # REQUIRES: host-supports-jit

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.harness
+
 REPO = Path(__file__).resolve().parent.parent
 PACKAGE = REPO / "runtime" / "memref_runtime"
 MAX_LINES = 520  # "under ~500": a module past it holds two concerns

@@ -16,6 +16,8 @@ import pytest
 from memref_runtime.lit import discovery
 from memref_runtime.lit.parameters import PARAMETERS
 
+pytestmark = pytest.mark.harness
+
 REPO = Path(__file__).resolve().parent.parent
 LIT = shutil.which("lit", path=os.path.dirname(sys.executable)) or shutil.which("lit")
 needs_lit = pytest.mark.skipif(LIT is None, reason="lit is not installed")

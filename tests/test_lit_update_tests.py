@@ -17,7 +17,7 @@ from conftest import make_lit_suite
 REPO = Path(__file__).resolve().parent.parent
 LIT = shutil.which("lit", path=os.path.dirname(sys.executable)) or shutil.which("lit")
 
-pytestmark = pytest.mark.skipif(LIT is None, reason="lit is not installed")
+pytestmark = [pytest.mark.harness, pytest.mark.skipif(LIT is None, reason="lit is not installed")]
 
 RUN = "# RUN: %PYTHON %s 2>&1 | FileCheck %s\n"
 STALE = RUN + """\

@@ -14,6 +14,8 @@ from types import SimpleNamespace
 
 import pytest
 
+pytestmark = pytest.mark.harness
+
 HERE = Path(__file__).resolve().parent
 xdist = pytest.importorskip("xdist")
 import xdist.plugin  # noqa: E402

@@ -13,6 +13,8 @@ import pytest
 
 from memref_runtime.lit import probe_cache
 
+pytestmark = pytest.mark.harness
+
 REPO = Path(__file__).resolve().parent.parent
 
 

@@ -22,8 +22,8 @@ SITE = RUNTIME / "memref_runtime" / "lit" / "_site"
 
 from memref_runtime.lit import server as server_lit  # noqa: E402
 
-pytestmark = pytest.mark.skipif(server_lit.unsupported_reason() is not None,
-                                reason=str(server_lit.unsupported_reason()))
+pytestmark = [pytest.mark.harness, pytest.mark.skipif(server_lit.unsupported_reason() is not None,
+                                reason=str(server_lit.unsupported_reason()))]
 CLIENT = shlex.split(server_lit.client_command(sys.executable))
 
 

@@ -18,6 +18,8 @@ import pytest
 from memref_runtime import update_checks
 from memref_runtime.update_checks import Masks, check_pattern, split_sections
 
+pytestmark = pytest.mark.harness
+
 REPO = Path(__file__).resolve().parent.parent
 BIN = os.path.dirname(sys.executable)
 LIT = shutil.which("lit", path=BIN) or shutil.which("lit")

@@ -14,6 +14,8 @@ import pytest
 from memref_runtime import update_checks
 from test_update_checks import HEADER, check_lines, needs_lit, passes_both_filechecks, suite, update, write
 
+pytestmark = pytest.mark.harness
+
 assert suite  # a fixture, used by name
 
 PYTHON = r"`python[0-9.]*`"
