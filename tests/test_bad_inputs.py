@@ -320,7 +320,8 @@ func.func @zero_first(%m: memref<?xf32> {bufferization.writable = false}) {
 def test_not_an_array(jit, value, type_name):
     hint = "; wrap it in np.asarray(..., dtype=...)" if isinstance(value, (list, tuple)) else ""
     for convert in (get_ranked_memref_descriptor, get_unranked_memref_descriptor):
-        with raises_exactly(TypeError, f"nparray: expected a numpy.ndarray, got {type_name}{hint}"):
+        with raises_exactly(TypeError, "nparray: expected an array (a numpy.ndarray, or an object with __dlpack__, "
+                                       f"__array_interface__ or a buffer), got {type_name}{hint}"):
             convert(value)
     with pytest.raises(TypeError, match=rf"^add\(\): argument 1 {re.escape(EXPECTS_F32)}{type_name} "):
         jit.add(F32, value, F32.copy())

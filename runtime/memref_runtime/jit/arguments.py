@@ -4,6 +4,10 @@ Each parameter gets two functions of (value, base): `fast` for the common case (
 C-contiguous ndarray of the exact dtype, a Python number of the exact type), which hands
 anything unusual to `check`, and `check`, which accepts every valid value and raises the exact
 error otherwise: it names the function, the argument, the MLIR type expected and what was given.
+
+Another framework's array (a torch tensor, a JAX array, a DLPack producer, ...) makes `check`
+raise ForeignArguments: the call then imports those arguments as NumPy views of their memory
+(interop.py) and packs them through `foreign`, whose errors name the original in its own terms.
 """
 
 from __future__ import annotations
@@ -17,9 +21,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..conversion import _element_strides
+from ..conversion import MemRefArray, _element_strides
 from ..descriptors import MAX_RANK
 from ..element_types import _BY_DTYPE, describe_dtype, element_type_for_mlir
+from ..interop import describe_foreign, importer, is_array_like
 from .signatures import DYNAMIC, MemRefSpec, ScalarSpec, UnsupportedSpec
 
 WORD = 8
@@ -27,7 +32,12 @@ WORD = 8
 _addressof = ctypes.addressof
 _from_buffer = ctypes.c_char.from_buffer
 _ndarray = np.ndarray
+_MemRefArray = MemRefArray  # results passed back in take the fast path too
 _MaskedArray = np.ma.MaskedArray
+
+
+class ForeignArguments(Exception):
+    """Raised by a converter given another framework's array: the call packs again, importing them."""
 
 
 # --- describing values for error messages --------------------------------------------------
@@ -37,8 +47,11 @@ def with_article(text: str) -> str:
     return ("an " if text[:1] in ("a", "e", "i", "o") else "a ") + text
 
 
-def describe(value) -> str:
-    """What was given, as an error message names it."""
+def describe(value, view: np.ndarray | None = None) -> str:
+    """What was given, as an error message names it; another framework's array in its own terms
+    (`view`: the NumPy view made of it)."""
+    if view is not None and value is not view:
+        return describe_foreign(value, view, describe(view))
     if isinstance(value, np.ndarray):
         traits = ("read-only " if not value.flags.writeable else "") + (
             "non-contiguous " if not value.flags.c_contiguous else "") + (
@@ -80,6 +93,7 @@ class _Param(NamedTuple):
     needs_slot: bool  # a memref: its packed entry points at a slot holding the descriptor's address
     fast: object
     check: object
+    foreign: object = None  # a memref: (another framework's array, base) -> (its words, its NumPy view)
 
 
 def _accepted_dtypes(element: str) -> tuple[np.dtype, tuple]:
@@ -111,34 +125,38 @@ def memref_param(spec: MemRefSpec, where: str, frame_offset: int) -> _Param:
             return (r, base + inner, address, address, 0, *shape, *strides, *pads[r])
         return (address, address - back, offset, *shape, *strides)
 
-    def check(value, base):
+    def check(value, base, original=None):
+        """`original`: the other framework's array `value` is a view of, which the errors name."""
         if not isinstance(value, np.ndarray):
+            if is_array_like(value):
+                raise ForeignArguments
             raise TypeError(f"{where} expects {spec.mlir} ({expected}), got {describe(value)}")
+        given = lambda: describe(value) if original is None else describe(original, value)  # noqa: E731
         if isinstance(value, _MaskedArray):  # the native code would read the masked elements too
-            raise TypeError(f"{where} expects {spec.mlir} ({expected}), got {describe(value)}, whose mask "
+            raise TypeError(f"{where} expects {spec.mlir} ({expected}), got {given()}, whose mask "
                             "would be dropped; pass a.filled(fill_value) to replace the masked elements, "
                             "or np.asarray(a) to ignore the mask")
         if value.dtype not in accepted:
             native = value.dtype.newbyteorder("=")
             error = ValueError if not value.dtype.isnative and native in accepted else TypeError
             hint = "; convert it with a.astype(a.dtype.newbyteorder('='))" if error is ValueError else ""
-            raise error(f"{where} expects {spec.mlir} ({expected}), got {describe(value)}{hint}")
+            raise error(f"{where} expects {spec.mlir} ({expected}), got {given()}{hint}")
         if not unranked and value.ndim != rank:
-            raise ValueError(f"{where} expects {spec.mlir} ({expected}), got {describe(value)}")
+            raise ValueError(f"{where} expects {spec.mlir} ({expected}), got {given()}")
         for i, n in static_dims:
             if value.shape[i] != n:
                 raise ValueError(f"{where} expects {spec.mlir} (shape {_shape_text(spec.shape)}), "
-                                 f"got {describe(value)}")
+                                 f"got {given()}")
         if spec.writable and not value.flags.writeable:
-            raise ValueError(f"{where} expects {spec.mlir}, got {describe(value)}; the native code may "
+            raise ValueError(f"{where} expects {spec.mlir}, got {given()}; the native code may "
                              "write into it, so pass a writable copy (np.array(a))")
         if spec.identity and not value.flags.c_contiguous:
             raise ValueError(f"{where} expects {spec.mlir}, whose identity layout assumes a C-contiguous "
-                             f"array, got {describe(value)}; pass np.ascontiguousarray(a), or declare the "
+                             f"array, got {given()}; pass np.ascontiguousarray(a), or declare the "
                              "parameter with a strided layout (strided<[?, ...], offset: ?>)")
         address = value.ctypes.data
         if address & align_mask:
-            raise ValueError(f"{where} expects {spec.mlir}, got {describe(value)} at address {address:#x}, "
+            raise ValueError(f"{where} expects {spec.mlir}, got {given()} at address {address:#x}, "
                              f"not aligned to {dtype.alignment} bytes; pass a copy (np.array(a))")
         strides = (_canonical_strides(value.shape) if spec.identity
                    else _element_strides(value, f"{where} ({spec.mlir})"))
@@ -146,7 +164,7 @@ def memref_param(spec: MemRefSpec, where: str, frame_offset: int) -> _Param:
             if value.shape[i] > 1 and strides[i] != s:
                 raise ValueError(
                     f"{where} expects {spec.mlir} (element strides "
-                    f"{_shape_text(spec.strides)}), got {describe(value)}, element strides {strides}")
+                    f"{_shape_text(spec.strides)}), got {given()}, element strides {strides}")
         return fields(address, value.shape, strides, base)
 
     strides_of = _strides_function(rank)
@@ -155,7 +173,8 @@ def memref_param(spec: MemRefSpec, where: str, frame_offset: int) -> _Param:
     # The fast paths take a writable C-contiguous ndarray of the exact dtype: the buffer
     # protocol checks writability and contiguity in one step, faster than reading `flags`.
     def fast(value, base):
-        if type(value) is not _ndarray or value.dtype is not primary or value.ndim != rank:
+        if (type(value) is not _ndarray and type(value) is not _MemRefArray) or value.dtype is not primary \
+                or value.ndim != rank:
             return check(value, base)
         try:
             address = _addressof(_from_buffer(value))
@@ -170,7 +189,7 @@ def memref_param(spec: MemRefSpec, where: str, frame_offset: int) -> _Param:
         return (address, address - back, offset, *shape, *strides_of(shape))
 
     def fast_unranked(value, base):
-        if type(value) is not _ndarray or value.dtype is not primary:
+        if (type(value) is not _ndarray and type(value) is not _MemRefArray) or value.dtype is not primary:
             return check(value, base)
         try:
             address = _addressof(_from_buffer(value))
@@ -180,11 +199,30 @@ def memref_param(spec: MemRefSpec, where: str, frame_offset: int) -> _Param:
             return check(value, base)
         return fields(address, value.shape, _canonical_strides(value.shape), base)
 
+    def foreign(value, base):
+        """(words, view) for another framework's array, else None. The fast path's test, on the
+        view made of it, whose address came with it (reading a read-only view's address costs
+        more than the rest); anything else gets the exact checks, which name `value`."""
+        take = importer(value)
+        if take is None:
+            return None
+        view, address = take(value, where, spec.mlir)
+        if quick and view.dtype is primary and view.ndim == rank and not address & align_mask:
+            flags = view.flags
+            if flags.c_contiguous and (flags.writeable or not writable):
+                shape = view.shape
+                for i, n in static_dims:
+                    if shape[i] != n:
+                        return check(view, base, value), view
+                return (address, address - back, offset, *shape, *strides_of(shape)), view
+        return check(view, base, value), view
+
+    quick, writable = not unranked and not static_strides, spec.writable
     if unranked:
         fast = fast_unranked
     # A contiguous array fits any layout whose strides are all dynamic; static strides are checked.
     chosen = check if static_strides else fast
-    return _Param("q" * words, words * WORD, True, chosen, check)
+    return _Param("q" * words, words * WORD, True, chosen, check, foreign)
 
 
 _INT_TYPES = frozenset({int, bool} | {np.dtype(c).type for c in "bBhHiIlLqQ"})

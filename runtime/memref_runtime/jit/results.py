@@ -12,7 +12,7 @@ import struct
 
 import numpy as np
 
-from ..conversion import read_ranked_descriptor, view_memref
+from ..conversion import MemRefArray, read_ranked_descriptor, view_memref
 from ..element_types import C64, C128, element_type_for_mlir
 from .signatures import MemRefSpec, ScalarSpec
 
@@ -68,13 +68,15 @@ def results_layout(results) -> tuple[str, int]:
     return fmt, ctypes.sizeof(layout)
 
 
-def view_ranked(fields, dtype: np.dtype, owner) -> np.ndarray:
+def view_ranked(fields, dtype: np.dtype, owner) -> MemRefArray:
     """A view of what a ranked descriptor's fields (allocated, aligned, offset, sizes, strides)
-    describe, keeping `owner` alive. A global's view is read-only: a constant global lives
+    describe, keeping `owner` alive: a MemRefArray, which leaves through DLPack with every
+    element type (bf16 and f8 too). A global's view is read-only: a constant global lives
     in read-only memory, where a write would crash the process."""
     rank = (len(fields) - 3) // 2
     aligned = fields[1] or 0  # None: a NULL pointer passed by value to a callback
-    array = view_memref(aligned + fields[2] * dtype.itemsize, fields[3:3 + rank], fields[3 + rank:], dtype, owner)
+    array = view_memref(aligned + fields[2] * dtype.itemsize, fields[3:3 + rank], fields[3 + rank:], dtype, owner,
+                        array_type=MemRefArray)
     if fields[0] == GLOBAL_ALLOCATED:
         array.flags.writeable = False
     return array
