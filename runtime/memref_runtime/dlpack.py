@@ -177,12 +177,10 @@ class ImportedTensor:
     """
 
     __slots__ = ("_managed", "_deleter", "versioned", "version", "flags", "data", "device", "shape", "strides",
-                 "dtype", "source", "__weakref__")
+                 "dtype", "__weakref__")
 
-    def __init__(self, capsule, source=None):
-        """`source`: the producer, kept for error messages (and alive, which is harmless)."""
+    def __init__(self, capsule):
         self._deleter = None  # __del__ runs even if this raises
-        self.source = source
         kind = capsule_kind(capsule)
         if kind is None:
             raise TypeError(f"expected a DLPack capsule named 'dltensor_versioned' or 'dltensor', got {capsule!r}")

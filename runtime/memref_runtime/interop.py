@@ -15,7 +15,8 @@ buffer behind a JAX view, the ImportedTensor (whose collection calls the produce
 once) behind a DLPack view. A JAX array is immutable and DLPack's read-only flag is honoured:
 their views are read-only, so a kernel that may write refuses them as it refuses a read-only
 ndarray. Out: `to_dlpack` holds the array (and so its owner: the JIT allocation, the engine, an
-input) until the consumer calls the deleter.
+input) until the consumer calls the deleter; a read-only array or one with negative strides
+leaves as a copy, since torch ignores the read-only flag and aborts on negative strides.
 """
 
 from __future__ import annotations
@@ -70,10 +71,11 @@ def _device_text(value) -> str | None:
     return None
 
 
-def describe_foreign(value, view: np.ndarray | None = None, view_text: str | None = None) -> str:
+def describe_foreign(value, view: np.ndarray | None = None, view_text: str | None = None, *,
+                     device: bool = True) -> str:
     """What an error message calls `value`, in its framework's terms: `a torch.Tensor of dtype
     torch.float16, shape (4,), device cpu`; an object without dtype and shape by its type and
-    `view_text` (the NumPy view made of it, described)."""
+    `view_text` (the NumPy view made of it, described). `device=False`: without the device."""
     name = _type_name(value)
     try:
         dtype, shape = value.dtype, tuple(value.shape)
@@ -82,9 +84,9 @@ def describe_foreign(value, view: np.ndarray | None = None, view_text: str | Non
     text = f"{name} of dtype {dtype}, shape {shape}"
     if view is not None and view.size > 1 and not view.flags.c_contiguous:
         text += f", strides {tuple(s // view.itemsize for s in view.strides)}"
-    device = _device_text(value)
-    if device is not None:
-        text += f", device {device}"
+    where = _device_text(value) if device else None
+    if where is not None:
+        text += f", device {where}"
     if _is_jax(type(value)):
         text += ", immutable"
     elif view is not None and not view.flags.writeable:
@@ -112,9 +114,9 @@ def from_dlpack(value, argument: str = "array", expected: str | None = None) -> 
         raise ValueError(f"{lead}{describe_foreign(value)}, whose __dlpack_device__() names no DLPack device "
                          f"({type(e).__name__}: {e}); memref arguments must be host (CPU) memory") from e
     if device[0] not in dl.HOST_DEVICES:
-        raise ValueError(f"{lead}{describe_foreign(value)}, on DLPack device {dl.device_name(*device)}; memref "
-                         "arguments must be host (CPU) memory: copy it there first (tensor.cpu(), "
-                         "jax.device_put(a, jax.devices('cpu')[0]), cupy.asnumpy(a))")
+        raise ValueError(f"{lead}{describe_foreign(value, device=False)} on DLPack device "
+                         f"{dl.device_name(*device)}; memref arguments must be host (CPU) memory: copy it there "
+                         "first (tensor.cpu(), jax.device_put(a, jax.devices('cpu')[0]), cupy.asnumpy(a))")
     try:
         try:
             capsule = value.__dlpack__(max_version=dl.VERSION)
@@ -123,7 +125,7 @@ def from_dlpack(value, argument: str = "array", expected: str | None = None) -> 
     except Exception as e:  # noqa: BLE001 - the producer's reason (requires grad, a conjugate view, ...)
         raise ValueError(f"{lead}{describe_foreign(value)}, which its __dlpack__() would not export: "
                          f"{type(e).__name__}: {e}") from e
-    tensor = dl.ImportedTensor(capsule, source=value)  # from here on its deleter is called exactly once
+    tensor = dl.ImportedTensor(capsule)  # from here on its deleter is called exactly once
     try:
         et = element_type_for_dlpack(*tensor.dtype)
     except (TypeError, ImportError) as e:
@@ -293,15 +295,34 @@ def _version(max_version) -> tuple[int, int] | None:
     return min((major, minor), dl.VERSION)
 
 
+def _copy_reason(array: np.ndarray) -> str | None:
+    """Why `array` can leave through DLPack only as a copy, or None."""
+    if not array.flags.writeable:  # torch ignores the read-only flag; a constant global's memory is read-only
+        return "is read-only (torch ignores DLPack's read-only flag, and a write into a constant global would crash)"
+    if array.size and any(s < 0 for s, n in zip(array.strides, array.shape) if n > 1):
+        return f"has negative strides {array.strides} (torch.from_dlpack aborts the process on one)"
+    if any(s % array.itemsize for s in array.strides):
+        return f"has byte strides {array.strides}, not multiples of the item size {array.itemsize}"
+    return None
+
+
 def to_dlpack(array: np.ndarray, *, stream=None, max_version=None, dl_device=None, copy: bool | None = None):
     """A DLPack capsule over `array`'s memory (the `__dlpack__` of the array API standard, for
     every element type of the table: bf16 and f8 too). It holds `array` until the consumer is done.
 
-    `stream` means nothing for host memory and is ignored; `copy=True` exports a copy."""
+    An array that is read-only (a view of a `memref.get_global`, of a read-only input) or has
+    negative strides leaves as a C-contiguous copy (flag IS_COPIED), which `copy=False` refuses;
+    `copy=True` always copies. `stream` means nothing for host memory and is ignored."""
     del stream
     if dl_device is not None and tuple(dl_device) != (dl.kDLCPU, 0):
         raise BufferError(f"cannot export to DLPack device {dl.device_name(*dl_device)}: the array is host "
                           "memory (kDLCPU:0)")
+    if not copy:
+        reason = _copy_reason(array)
+        if reason is not None and copy is False:
+            raise BufferError(f"the array {reason}: it leaves through DLPack only as a copy; call without "
+                              "copy=False")
+        copy = reason is not None
     flags = 0
     if copy:
         array, flags = np.array(array, order="C"), dl.FLAG_IS_COPIED
@@ -310,20 +331,8 @@ def to_dlpack(array: np.ndarray, *, stream=None, max_version=None, dl_device=Non
     if dltype is None:
         raise BufferError(f"dtype {dtype} has no DLPack data type here (the element types of MLIR memrefs in "
                           "native byte order)")
-    itemsize = dtype.itemsize
-    if any(s % itemsize for s in array.strides):
-        raise BufferError(f"byte strides {array.strides} are not multiples of the item size {itemsize}: DLPack "
-                          "counts strides in elements; export a copy (copy=True)")
-    strides = tuple(s // itemsize for s in array.strides)
-    if array.size and any(s < 0 for s, n in zip(strides, array.shape) if n > 1):
-        raise BufferError(f"element strides {strides} have a negative one, which consumers mishandle "
-                          "(torch.from_dlpack aborts the process); export a copy (copy=True)")
     version = _version(max_version)
-    if not array.flags.writeable:
-        if version is None:
-            raise BufferError("a read-only array cannot go out through legacy DLPack, which cannot mark it "
-                              "read-only; the consumer must ask for max_version=(1, 0) or later, or copy=True")
-        flags |= dl.FLAG_READ_ONLY
+    strides = tuple(s // dtype.itemsize for s in array.strides)
     return dl.new_capsule(array, _address(array), array.shape, strides, dltype, versioned=version is not None,
                           version=version or dl.VERSION, flags=flags)
 
@@ -336,9 +345,8 @@ def to_framework(array: np.ndarray, framework: str):
     if framework == "torch":
         import torch
 
-        if array.size and any(s < 0 for s, n in zip(array.strides, array.shape) if n > 1):
-            return torch.from_dlpack(np.ascontiguousarray(array).view(MemRefArray)), True
-        return torch.from_dlpack(array.view(MemRefArray)), False
+        copied = _copy_reason(array) is not None  # negative strides, which torch lacks
+        return torch.from_dlpack(array.view(MemRefArray)), copied
     if framework == "jax":
         import jax.numpy as jnp
 

@@ -151,8 +151,9 @@ def memref_param(spec: MemRefSpec, where: str, frame_offset: int) -> _Param:
             raise ValueError(f"{where} expects {spec.mlir}, got {given()}; the native code may "
                              "write into it, so pass a writable copy (np.array(a))")
         if spec.identity and not value.flags.c_contiguous:
+            copy = "np.ascontiguousarray(a)" if original is None else "a contiguous copy (t.contiguous() for torch)"
             raise ValueError(f"{where} expects {spec.mlir}, whose identity layout assumes a C-contiguous "
-                             f"array, got {given()}; pass np.ascontiguousarray(a), or declare the "
+                             f"array, got {given()}; pass {copy}, or declare the "
                              "parameter with a strided layout (strided<[?, ...], offset: ?>)")
         address = value.ctypes.data
         if address & align_mask:
