@@ -104,9 +104,10 @@ def _address(view: np.ndarray) -> int:
     return view.__array_interface__["data"][0]
 
 
-def from_dlpack(value, argument: str = "array", expected: str | None = None) -> tuple[np.ndarray, int]:
-    """(a NumPy view, the address of its first element) of a DLPack producer's memory, read from
-    the DLPack structs themselves: every element type of the table (bf16, f8, bool, complex)."""
+def from_dlpack(value, argument: str = "array", expected: str | None = None) -> tuple[np.ndarray, int, object]:
+    """(a NumPy view, the address of its first element, the ImportedTensor that owns it) of a
+    DLPack producer's memory, read from the DLPack structs themselves: every element type of the
+    table (bf16, f8, bool, complex)."""
     lead = _lead(argument, expected)
     try:
         device = tuple(value.__dlpack_device__())
@@ -145,33 +146,30 @@ def from_dlpack(value, argument: str = "array", expected: str | None = None) -> 
     # A copy made for us would take writes the producer never sees: read-only, like the flag.
     read_only = tensor.read_only or tensor.copied or _is_jax(type(value))
     view = view_memref(tensor.data, shape, strides, et.dtype, tensor, read_only)
-    return view, tensor.data
+    return view, tensor.data, tensor
 
 
-_TORCH_NUMPY_DTYPES: frozenset = frozenset()  # the torch dtypes Tensor.numpy() takes, filled on first use
+_TORCH_NUMPY_DTYPES: frozenset = frozenset()  # the torch dtypes Tensor.numpy() takes; set with torch's route
 
 
 def _torch_numpy_dtypes() -> frozenset:
-    global _TORCH_NUMPY_DTYPES
-    if not _TORCH_NUMPY_DTYPES:
-        torch = sys.modules["torch"]
-        names = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-                 "float16", "float32", "float64", "complex64", "complex128")
-        _TORCH_NUMPY_DTYPES = frozenset(getattr(torch, n) for n in names if hasattr(torch, n))
-    return _TORCH_NUMPY_DTYPES
+    torch = sys.modules["torch"]
+    names = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+             "float16", "float32", "float64", "complex64", "complex128")
+    return frozenset(getattr(torch, n) for n in names if hasattr(torch, n))
 
 
 def _from_torch(tensor, argument, expected):
     # Where Tensor.numpy() would refuse, its exception costs more than a whole DLPack round
     # trip: a dtype NumPy lacks (bf16, f8) and a tensor that requires grad go to DLPack
     # straight away, which imports them or says why torch will not.
-    if tensor.dtype in (_TORCH_NUMPY_DTYPES or _torch_numpy_dtypes()) and not tensor.requires_grad:
+    if tensor.dtype in _TORCH_NUMPY_DTYPES and not tensor.requires_grad:
         try:
             view = tensor.numpy()  # zero-copy; the view's base keeps the storage alive
         except Exception:  # noqa: BLE001 - meta, CUDA, a conjugate or negative view: DLPack says why
             pass
         else:
-            return view, tensor.data_ptr()
+            return view, tensor.data_ptr(), None  # the tensor itself keeps its storage
     return from_dlpack(tensor, argument, expected)
 
 
@@ -198,13 +196,13 @@ def _from_jax(array, argument, expected):
     # JAX keeps what np.asarray copied (a layout other than row-major) in _npy_value; None
     # means the view is the buffer itself, whose address costs a fifth of the view's to read.
     if getattr(array, "_npy_value", _NOT_SET) is None:
-        return view, array.unsafe_buffer_pointer()
-    return view, _address(view)
+        return view, array.unsafe_buffer_pointer(), None
+    return view, _address(view), None
 
 
 def _from_interface(value, argument, expected):
     view = np.asarray(value)  # zero-copy: the view's base is `value`
-    return view, _address(view)
+    return view, _address(view), None
 
 
 def _from_buffer(value, argument, expected):
@@ -213,7 +211,7 @@ def _from_buffer(value, argument, expected):
     except (TypeError, ValueError) as e:  # a buffer format with no NumPy dtype
         raise TypeError(f"{_lead(argument, expected)}{describe_foreign(value)}, whose buffer NumPy cannot "
                         f"read: {e}") from None
-    return view, _address(view)
+    return view, _address(view), None
 
 
 def _has_buffer(value) -> bool:
@@ -229,6 +227,8 @@ def _route_of_type(cls: type):
     if issubclass(cls, (np.ndarray, np.generic, int, float, complex, str, list, tuple, dict, type(None))):
         return None  # an ndarray needs no import; a NumPy scalar or a number is not a memref
     if _is_torch(cls):
+        global _TORCH_NUMPY_DTYPES
+        _TORCH_NUMPY_DTYPES = _TORCH_NUMPY_DTYPES or _torch_numpy_dtypes()
         return _from_torch
     if _is_jax(cls):
         return _from_jax
@@ -262,20 +262,21 @@ def is_array_like(value) -> bool:
     return _route(value) is not None
 
 
-def importer(value):
-    """The function import_array calls for `value` (value, argument, expected) -> (view,
-    address), or None: an ndarray, a number, or no array at all."""
-    return _route(value)
+# The function import_array calls for `value`, or None (an ndarray, a number, no array at all):
+# (value, argument, expected) -> (view, address of its first element, what must outlive the
+# reading beside `value`: the ImportedTensor of a DLPack import, else None).
+importer = _route
 
 
 def import_array(value, argument: str = "array", expected: str | None = None) -> tuple[np.ndarray, int]:
     """(a zero-copy NumPy view of `value`'s memory, the address of its first element), for an
-    object is_array_like accepts; errors name `argument` (and `expected`, an MLIR type)."""
+    object is_array_like accepts; errors name `argument` (and `expected`, an MLIR type). The
+    view keeps the memory valid."""
     route = _route(value)
     if route is None:
         raise TypeError(f"{_lead(argument, expected)}{type(value).__name__}, which is not an array: expected "
                         "a numpy.ndarray or an object with __dlpack__, __array_interface__ or a buffer")
-    return route(value, argument, expected)
+    return route(value, argument, expected)[:2]
 
 
 def as_ndarray(value, argument: str = "array") -> np.ndarray:

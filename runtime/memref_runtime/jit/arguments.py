@@ -1,13 +1,13 @@
 """Argument converters of a call plan: a Python value in, the words it puts in the packed frame.
 
-Each parameter gets two functions of (value, base): `fast` for the common case (a writable
+Each parameter gets two functions of (value, frame): `fast` for the common case (a writable
 C-contiguous ndarray of the exact dtype, a Python number of the exact type), which hands
 anything unusual to `check`, and `check`, which accepts every valid value and raises the exact
 error otherwise: it names the function, the argument, the MLIR type expected and what was given.
 
-Another framework's array (a torch tensor, a JAX array, a DLPack producer, ...) makes `check`
-raise ForeignArguments: the call then imports those arguments as NumPy views of their memory
-(interop.py) and packs them through `foreign`, whose errors name the original in its own terms.
+Another framework's array (a torch tensor, a JAX array, a DLPack producer, ...) is taken by
+`check` as a zero-copy NumPy view of its memory (interop.py), which the frame keeps (`_views`)
+as long as the call, or the bound call, that reads it; errors name the original in its terms.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import numpy as np
 from ..conversion import MemRefArray, _element_strides
 from ..descriptors import MAX_RANK
 from ..element_types import _BY_DTYPE, describe_dtype, element_type_for_mlir
-from ..interop import describe_foreign, importer, is_array_like
+from ..interop import describe_foreign, importer
 from .signatures import DYNAMIC, MemRefSpec, ScalarSpec, UnsupportedSpec
 
 WORD = 8
@@ -34,10 +34,6 @@ _from_buffer = ctypes.c_char.from_buffer
 _ndarray = np.ndarray
 _MemRefArray = MemRefArray  # results passed back in take the fast path too
 _MaskedArray = np.ma.MaskedArray
-
-
-class ForeignArguments(Exception):
-    """Raised by a converter given another framework's array: the call packs again, importing them."""
 
 
 # --- describing values for error messages --------------------------------------------------
@@ -93,7 +89,6 @@ class _Param(NamedTuple):
     needs_slot: bool  # a memref: its packed entry points at a slot holding the descriptor's address
     fast: object
     check: object
-    foreign: object = None  # a memref: (another framework's array, base) -> (its words, its NumPy view)
 
 
 def _accepted_dtypes(element: str) -> tuple[np.dtype, tuple]:
@@ -119,18 +114,32 @@ def memref_param(spec: MemRefSpec, where: str, frame_offset: int) -> _Param:
     pads = [(0,) * (2 * (MAX_RANK - r)) for r in range(MAX_RANK + 1)] if unranked else None
     expected = with_article(f"{'' if unranked else f'{rank}-d '}{' or '.join(d.name for d in accepted)} array")
 
-    def fields(address, shape, strides, base):
+    def fields(address, shape, strides, frame):
         if unranked:
             r = len(shape)
-            return (r, base + inner, address, address, 0, *shape, *strides, *pads[r])
+            return (r, _addressof(frame) + inner, address, address, 0, *shape, *strides, *pads[r])
         return (address, address - back, offset, *shape, *strides)
 
-    def check(value, base, original=None):
+    def check(value, frame, original=None):
         """`original`: the other framework's array `value` is a view of, which the errors name."""
         if not isinstance(value, np.ndarray):
-            if is_array_like(value):
-                raise ForeignArguments
-            raise TypeError(f"{where} expects {spec.mlir} ({expected}), got {describe(value)}")
+            take = importer(value)
+            if take is None:
+                raise TypeError(f"{where} expects {spec.mlir} ({expected}), got {describe(value)}")
+            # Another framework's array: a view of its memory. The fast path's test on the view,
+            # whose address came with it (a read-only view's own costs more than the rest); the
+            # frame keeps what the reading needs beside `value` (a DLPack import's owner).
+            view, address, keep = take(value, where, spec.mlir)
+            if keep is not None:
+                kept = frame.__dict__  # a ctypes array's own attributes
+                kept["_views"] = [*kept.get("_views", ()), keep]
+            if quick and view.dtype is primary and view.ndim == rank and not address & align_mask:
+                flags = view.flags
+                shape = view.shape
+                if flags.c_contiguous and (flags.writeable or not writable) and (
+                        not static_dims or all(shape[i] == n for i, n in static_dims)):
+                    return (address, address - back, offset, *shape, *strides_of(shape))
+            return check(view, frame, value)
         given = lambda: describe(value) if original is None else describe(original, value)  # noqa: E731
         if isinstance(value, _MaskedArray):  # the native code would read the masked elements too
             raise TypeError(f"{where} expects {spec.mlir} ({expected}), got {given()}, whose mask "
@@ -166,64 +175,47 @@ def memref_param(spec: MemRefSpec, where: str, frame_offset: int) -> _Param:
                 raise ValueError(
                     f"{where} expects {spec.mlir} (element strides "
                     f"{_shape_text(spec.strides)}), got {given()}, element strides {strides}")
-        return fields(address, value.shape, strides, base)
+        return fields(address, value.shape, strides, frame)
 
     strides_of = _strides_function(rank)
     primary = accepted[0]
 
     # The fast paths take a writable C-contiguous ndarray of the exact dtype: the buffer
     # protocol checks writability and contiguity in one step, faster than reading `flags`.
-    def fast(value, base):
+    def fast(value, frame):
         if (type(value) is not _ndarray and type(value) is not _MemRefArray) or value.dtype is not primary \
                 or value.ndim != rank:
-            return check(value, base)
+            return check(value, frame)
         try:
             address = _addressof(_from_buffer(value))
         except (TypeError, ValueError, BufferError):  # read-only, strided or empty
-            return check(value, base)
+            return check(value, frame)
         shape = value.shape
         if address & align_mask:
-            return check(value, base)
+            return check(value, frame)
         for i, n in static_dims:
             if shape[i] != n:
-                return check(value, base)
+                return check(value, frame)
         return (address, address - back, offset, *shape, *strides_of(shape))
 
-    def fast_unranked(value, base):
+    def fast_unranked(value, frame):
         if (type(value) is not _ndarray and type(value) is not _MemRefArray) or value.dtype is not primary:
-            return check(value, base)
+            return check(value, frame)
         try:
             address = _addressof(_from_buffer(value))
         except (TypeError, ValueError, BufferError):
-            return check(value, base)
+            return check(value, frame)
         if address & align_mask:
-            return check(value, base)
-        return fields(address, value.shape, _canonical_strides(value.shape), base)
-
-    def foreign(value, base):
-        """(words, view) for another framework's array, else None. The fast path's test, on the
-        view made of it, whose address came with it (reading a read-only view's address costs
-        more than the rest); anything else gets the exact checks, which name `value`."""
-        take = importer(value)
-        if take is None:
-            return None
-        view, address = take(value, where, spec.mlir)
-        if quick and view.dtype is primary and view.ndim == rank and not address & align_mask:
-            flags = view.flags
-            if flags.c_contiguous and (flags.writeable or not writable):
-                shape = view.shape
-                for i, n in static_dims:
-                    if shape[i] != n:
-                        return check(view, base, value), view
-                return (address, address - back, offset, *shape, *strides_of(shape)), view
-        return check(view, base, value), view
+            return check(value, frame)
+        return fields(address, value.shape, _canonical_strides(value.shape), frame)
 
     quick, writable = not unranked and not static_strides, spec.writable
+
     if unranked:
         fast = fast_unranked
     # A contiguous array fits any layout whose strides are all dynamic; static strides are checked.
     chosen = check if static_strides else fast
-    return _Param("q" * words, words * WORD, True, chosen, check, foreign)
+    return _Param("q" * words, words * WORD, True, chosen, check)
 
 
 _INT_TYPES = frozenset({int, bool} | {np.dtype(c).type for c in "bBhHiIlLqQ"})
@@ -295,8 +287,8 @@ def scalar_check(spec: ScalarSpec, where: str):
     convert = {"bool": to_bool, "int": to_int, "sint": to_int, "uint": to_int,
                "float": to_float, "complex": to_complex}[kind]
     if kind == "complex":
-        return lambda value, base: convert(value)
-    return lambda value, base: (convert(value),)
+        return lambda value, frame: convert(value)
+    return lambda value, frame: (convert(value),)
 
 
 def scalar_param(spec: ScalarSpec, where: str) -> _Param:
@@ -306,11 +298,11 @@ def scalar_param(spec: ScalarSpec, where: str) -> _Param:
     accepted = {"bool": _BOOL_TYPES, "int": _INT_TYPES, "sint": _INT_TYPES, "uint": _INT_TYPES,
                 "float": _FLOAT_TYPES, "complex": _COMPLEX_TYPES}[kind]
     if kind == "complex":
-        def fast(value, base):
-            return (value.real, value.imag) if type(value) in accepted else check(value, base)
+        def fast(value, frame):
+            return (value.real, value.imag) if type(value) in accepted else check(value, frame)
     else:
-        def fast(value, base):
-            return (value,) if type(value) in accepted else check(value, base)
+        def fast(value, frame):
+            return (value,) if type(value) in accepted else check(value, frame)
     padding = size - struct.calcsize("=" + fmt)
     return _Param(fmt + "x" * padding, size, False, fast, check)
 

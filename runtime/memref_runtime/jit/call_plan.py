@@ -18,7 +18,7 @@ import ctypes
 import struct
 from typing import NamedTuple
 
-from .arguments import WORD, ForeignArguments, memref_param, scalar_param, unsupported
+from .arguments import WORD, memref_param, scalar_param, unsupported
 from .results import Ownership, memref_decoder, result_piece, results_layout, scalar_decoder
 from .signatures import FunctionSignature, MemRefSpec, UnsupportedSpec
 
@@ -41,7 +41,6 @@ class CallPlan(NamedTuple):
     consts: tuple  # frame offsets whose absolute addresses fill the packed array and pointer slots
     fast: tuple
     check: tuple
-    foreign: tuple  # per parameter: how a memref takes another framework's array (None: a scalar)
     pack_into: object
     finish: object  # (frame, args) -> the Python result
 
@@ -125,7 +124,6 @@ def build_plan(sig: FunctionSignature, engine_owner) -> CallPlan:
         consts=tuple(packed + slots),
         fast=tuple(p.fast for p in params),
         check=tuple(p.check for p in params),
-        foreign=tuple(p.foreign for p in params),
         pack_into=struct.Struct("=" + "q" * (len(packed) + len(slots)) + "".join(p.fmt for p in params)).pack_into,
         finish=finish,
     )
@@ -144,16 +142,9 @@ def make_invoker(plan: CallPlan, address: int, signature: FunctionSignature,
     raises when the call stopped at a failed check: no results are read then).
     The function's `bind(*args)` packs the arguments once for repeated calls.
     """
-    nargs, frame_type, consts, fast, check, foreign, pack_into, finish = plan
+    nargs, frame_type, consts, fast, check, pack_into, finish = plan
     native = native or ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
     name = signature.name
-
-    def pack_exactly(frame, base, args):
-        # A scalar out of range made pack_into fail: the exact checks say which.
-        values = [base + o for o in consts]
-        for convert, value in zip(check, args):
-            values += convert(value, base)
-        pack_into(frame, 0, *values)
 
     def pack(args):
         if len(args) != nargs:
@@ -163,34 +154,15 @@ def make_invoker(plan: CallPlan, address: int, signature: FunctionSignature,
         base = _addressof(frame)
         values = [base + o for o in consts]
         for convert, value in zip(fast, args):
-            values += convert(value, base)
+            values += convert(value, frame)
         try:
             pack_into(frame, 0, *values)
-        except (struct.error, OverflowError):
-            pack_exactly(frame, base, args)
+        except (struct.error, OverflowError):  # a scalar out of range: the exact checks say which
+            values = [base + o for o in consts]
+            for convert, value in zip(check, args):
+                values += convert(value, frame)
+            pack_into(frame, 0, *values)
         return frame
-
-    def pack_foreign(args):
-        """pack() where some arguments are other frameworks' arrays (a converter raised
-        ForeignArguments): (the frame, the arguments with those replaced by the zero-copy NumPy
-        views made of them, which the results and a bound call keep alive)."""
-        frame = frame_type()
-        base = _addressof(frame)
-        values = [base + o for o in consts]
-        views = []
-        for convert, take, value in zip(fast, foreign, args):
-            taken = take(value, base) if take is not None else None
-            if taken is None:  # an ndarray, a scalar, or what the checks refuse
-                values += convert(value, base)
-                views.append(value)
-            else:
-                values += taken[0]
-                views.append(taken[1])
-        try:
-            pack_into(frame, 0, *values)
-        except (struct.error, OverflowError):
-            pack_exactly(frame, base, views)
-        return frame, tuple(views)
 
     def run(frame, args):
         if before_native is None:
@@ -219,22 +191,15 @@ def make_invoker(plan: CallPlan, address: int, signature: FunctionSignature,
         return finish(frame, args)
 
     def invoke(*args):
-        try:
-            frame = pack(args)
-        except ForeignArguments:  # torch, JAX, DLPack...: the slow path
-            frame, args = pack_foreign(args)
-        return run(frame, args)
+        return run(pack(args), args)
 
     def bind(*args):
         """Checks and packs `args` once and returns a function of no arguments that calls
         `name` on them: the arrays' current contents are read at each call, but not later
-        changes of their shape. It keeps the arguments alive (`.args`: other frameworks' arrays
-        as the NumPy views of them it reads). Its one frame holds the results, so use it from
-        one thread at a time (bind again for another thread)."""
-        try:
-            frame = pack(args)
-        except ForeignArguments:
-            frame, args = pack_foreign(args)
+        changes of their shape. It keeps the arguments alive (`.args`, and the views it reads of
+        other frameworks' arrays). Its one frame holds the results, so use it from one thread
+        at a time (bind again for another thread)."""
+        frame = pack(args)
         if before_native is None:
             def bound():
                 native(frame)

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..conversion import MemRefArray, read_ranked_descriptor, view_memref
 from ..element_types import C64, C128, element_type_for_mlir
+from ..interop import as_ndarray
 from .signatures import MemRefSpec, ScalarSpec
 
 GLOBAL_ALLOCATED = 0xDEADBEEF  # what memref.get_global's lowering puts in `allocated`
@@ -97,6 +98,8 @@ class Ownership:
             return self.engine_owner
         for i in self.memref_positions:
             array = self.args[i]
+            if not isinstance(array, np.ndarray):  # another framework's: a view of the same memory
+                array = as_ndarray(array)
             low, high = _byte_bounds(array)
             if low <= allocated < high or low <= aligned < high or allocated == low:
                 return array  # a view of an input: keep the input alive, free nothing
