@@ -126,7 +126,10 @@ def from_dlpack(value, argument: str = "array", expected: str | None = None) -> 
     except Exception as e:  # noqa: BLE001 - the producer's reason (requires grad, a conjugate view, ...)
         raise ValueError(f"{lead}{describe_foreign(value)}, which its __dlpack__() would not export: "
                          f"{type(e).__name__}: {e}") from e
-    tensor = dl.ImportedTensor(capsule)  # from here on its deleter is called exactly once
+    try:
+        tensor = dl.ImportedTensor(capsule)  # from here on its deleter is called exactly once
+    except (TypeError, BufferError) as e:  # not a DLPack capsule; another DLPack major version (released)
+        raise ValueError(f"{lead}{describe_foreign(value)}: {e}") from None
     try:
         et = element_type_for_dlpack(*tensor.dtype)
     except (TypeError, ImportError) as e:
