@@ -63,6 +63,28 @@ func.func @add3(%a: memref<?xf32>, %b: memref<?xf32>, %c: memref<?xf32>) attribu
   return
 }
 """
+# add3 with read-only inputs: tensor parameters, which take immutable JAX arrays too.
+ADD3_TENSORS = r"""
+func.func @add3t(%a: tensor<?xf32>, %b: tensor<?xf32>, %c: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = tensor.dim %a, %c0 : tensor<?xf32>
+  scf.for %i = %c0 to %n step %c1 {
+    %x = tensor.extract %a[%i] : tensor<?xf32>
+    %y = tensor.extract %b[%i] : tensor<?xf32>
+    %s = arith.addf %x, %y : f32
+    memref.store %s, %c[%i] : memref<?xf32>
+  }
+  return
+}
+"""
+# out = a for bf16, which NumPy cannot export through DLPack and torch cannot view as NumPy.
+COPY_BF16 = r"""
+func.func @copy(%a: memref<?xbf16>, %out: memref<?xbf16>) {
+  memref.copy %a, %out : memref<?xbf16> to memref<?xbf16>
+  return
+}
+"""
 PIPELINE = ("builtin.module(convert-scf-to-cf,finalize-memref-to-llvm,convert-arith-to-llvm,"
             "convert-func-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts)")
 
@@ -276,6 +298,62 @@ def typed_call(bench: Bench) -> list[Row]:
             Row(names[3], t["raw"], t["ours_bound"], 0.5, ">= 0.5x (ours <= 2x)")]
 
 
+def framework_arguments(bench: Bench) -> list[Row]:
+    """typed calls with torch and JAX arguments"""
+    within_2x = dict(target=0.5, target_text=">= 0.5x (<= 2x NumPy's)")
+    names = {"torch": "typed call add3, 3 x memref<?xf32> (n=16), torch.Tensor arguments: vs NumPy arguments",
+             "torch_bound": "bound typed call jit.add3.bind(torch a, b, c)(): vs NumPy arguments",
+             "jax": "typed call add3t, 2 x tensor<?xf32> + memref<?xf32> (n=16), jax.Array inputs: vs NumPy",
+             "torch_bf16": "typed call copy, 2 x memref<?xbf16> (n=16), torch.Tensor (through DLPack): vs NumPy"}
+    torch, jnp = optional("torch"), optional("jax.numpy")
+    if JitModule is None or torch is None or jnp is None:
+        missing = NOT_AVAILABLE if JitModule is None else "n/a (needs torch and jax: pip install -e '.[frameworks]')"
+        return [Row(name, note=missing, **(within_2x if key != "torch_bf16" else {})) for key, name in names.items()]
+    import ml_dtypes
+
+    a, b, c = add3_arrays()
+    ta, tb, tc = (torch.from_numpy(x.copy()) for x in (a, b, c))
+    ja, jb = jnp.asarray(a), jnp.asarray(b)
+    h = np.arange(16, dtype=F32).astype(ml_dtypes.bfloat16)
+    th, th_out = torch.arange(16, dtype=torch.bfloat16), torch.zeros(16, dtype=torch.bfloat16)
+    jit, jit_t, jit_h = JitModule(ADD3), JitModule(ADD3_TENSORS), JitModule(COPY_BF16)
+    loops = {  # jit.<name> as typed_call does it: the plain function after the first call
+        "numpy": bench.loop("jit.add3(a, b, c)", jit=jit, a=a, b=b, c=c),
+        "torch": bench.loop("jit.add3(a, b, c)", jit=jit, a=ta, b=tb, c=tc),
+        "numpy_bound": bench.loop("bound()", bound=jit.add3.bind(a, b, c)),
+        "torch_bound": bench.loop("bound()", bound=jit.add3.bind(ta, tb, tc)),
+        "numpy_tensors": bench.loop("jit.add3t(a, b, c)", jit=jit_t, a=a, b=b, c=c),
+        "jax": bench.loop("jit.add3t(a, b, c)", jit=jit_t, a=ja, b=jb, c=c),
+        "numpy_bf16": bench.loop("jit.copy(a, out)", jit=jit_h, a=h, out=np.zeros_like(h)),
+        "torch_bf16": bench.loop("jit.copy(a, out)", jit=jit_h, a=th, out=th_out),
+    }
+    for key in ("torch", "torch_bound"):
+        tc.zero_()
+        loops[key].run(1)
+        expect(np.array_equal(tc.numpy(), a + b), f"add3 on torch tensors ({key})")
+    c[:] = 0
+    loops["jax"].run(1)
+    expect(np.array_equal(c, a + b), "add3t on JAX arrays")
+    loops["torch_bf16"].run(1)
+    expect(torch.equal(th_out, th), "copy of a torch bf16 tensor")
+    t = bench.group(**loops)
+    return [Row(names["torch"], t["numpy"], t["torch"], **within_2x),
+            Row(names["torch_bound"], t["numpy_bound"], t["torch_bound"], **within_2x),
+            Row(names["jax"], t["numpy_tensors"], t["jax"], **within_2x),
+            # No target: NumPy itself lacks bf16; ml_dtypes gives it the dtype but not DLPack.
+            Row(names["torch_bf16"], t["numpy_bf16"], t["torch_bf16"])]
+
+
+def optional(module: str):
+    """`module` imported, or None where it is not installed (the frameworks are an extra)."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        return None
+
+
 def rss_growth(op: Callable[[], object], calls: int, warmup: int = 1000) -> int:
     """Bytes the resident set grows by over `calls` calls of `op`, after a warm-up."""
     for _ in range(warmup):
@@ -368,7 +446,7 @@ def differential_time(bench: Bench) -> list[Check]:
 
 
 FIGURES = [ranked_descriptors, unranked_descriptor, pointer_to_pointer, memref_to_numpy,
-           conversion_scaling, typed_call, memory_growth, differential_time]
+           conversion_scaling, typed_call, framework_arguments, memory_growth, differential_time]
 
 TIME_HEADERS = ["figure (per call, µs)", "upstream median", "upstream best", "ours median", "ours best",
                 "ratio median", "ratio best", "target", "met?"]

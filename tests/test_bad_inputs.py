@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import HAVE_JIT, compile_mlir, memref_arg
+from conftest import HAVE_JIT, DLPackProducer, compile_mlir, memref_arg
 from memref_runtime.np_to_memref import (
     get_ranked_memref_descriptor,
     get_unranked_memref_descriptor,
@@ -320,7 +320,8 @@ func.func @zero_first(%m: memref<?xf32> {bufferization.writable = false}) {
 def test_not_an_array(jit, value, type_name):
     hint = "; wrap it in np.asarray(..., dtype=...)" if isinstance(value, (list, tuple)) else ""
     for convert in (get_ranked_memref_descriptor, get_unranked_memref_descriptor):
-        with raises_exactly(TypeError, f"nparray: expected a numpy.ndarray, got {type_name}{hint}"):
+        with raises_exactly(TypeError, "nparray: expected an array (a numpy.ndarray, or an object with __dlpack__, "
+                                       f"__array_interface__ or a buffer), got {type_name}{hint}"):
             convert(value)
     with pytest.raises(TypeError, match=rf"^add\(\): argument 1 {re.escape(EXPECTS_F32)}{type_name} "):
         jit.add(F32, value, F32.copy())
@@ -334,6 +335,89 @@ def test_object_dtype(jit):
             convert(objects)
     with raises_exactly(TypeError, "add(): argument 1 " + EXPECTS_F32 + "an object ('|O') array of shape (4,)"):
         jit.add(F32, objects, F32.copy())
+
+
+# --- arrays of other frameworks (docs/interop.md) ---------------------------------------------
+
+
+def test_array_on_a_device_that_is_not_the_host(jit):
+    on_gpu = DLPackProducer(np.zeros(4, np.float32), device=(2, 0))  # kDLCUDA
+    where = ("on DLPack device kDLCUDA:0; memref arguments must be host (CPU) memory: copy it there first "
+             "(tensor.cpu(), jax.device_put(a, jax.devices('cpu')[0]), cupy.asnumpy(a))")
+    with raises_exactly(ValueError, "add(): argument 0 expects memref<?xf32>, got a conftest.DLPackProducer of "
+                                    f"dtype float32, shape (4,) {where}"):
+        jit.add(on_gpu, F32, F32.copy())
+    with raises_exactly(ValueError, f"nparray: got a conftest.DLPackProducer of dtype float32, shape (4,) {where}"):
+        get_ranked_memref_descriptor(on_gpu)
+    assert on_gpu.capsules == []  # refused before anything was exported
+    torch = pytest.importorskip("torch")
+    with raises_exactly(ValueError, "add(): argument 2 expects memref<?xf32>, got a torch.Tensor of dtype "
+                                    "torch.float32, shape (4,), device meta, whose __dlpack_device__() names no "
+                                    "DLPack device (ValueError: Unknown device type meta for Dlpack); memref "
+                                    "arguments must be host (CPU) memory"):
+        jit.add(F32, F32, torch.empty(4, device="meta"))
+
+
+def test_read_only_dlpack_export_where_native_code_may_write(jit, total):
+    a = np.arange(4, dtype=np.float32)
+    read_only = DLPackProducer(a, flags=1)  # DLPACK_FLAG_BITMASK_READ_ONLY
+    with raises_exactly(ValueError, "add(): argument 2 expects memref<?xf32>, got a conftest.DLPackProducer of "
+                                    "dtype float32, shape (4,), device kDLCPU:0, exported read-only; the native "
+                                    "code may write into it, so pass a writable copy (np.array(a))"):
+        jit.add(F32, F32, read_only)
+    assert total(read_only) == 6.0  # a tensor parameter is a read-only use
+    gc.collect()
+    assert read_only.deleted == len(read_only.capsules) == 2  # each import released, once
+
+
+def test_jax_array_where_native_code_may_write(jit, total):
+    jnp = pytest.importorskip("jax.numpy")
+    a = jnp.arange(4, dtype=jnp.float32)
+    with raises_exactly(ValueError, "add(): argument 2 expects memref<?xf32>, got a jax.Array of dtype float32, "
+                                    "shape (4,), device cpu:0, immutable; the native code may write into it, so "
+                                    "pass a writable copy (np.array(a))"):
+        jit.add(F32, F32, a)
+    assert total(a) == 6.0  # a tensor parameter is a read-only use
+
+
+def test_dlpack_data_type_without_an_mlir_element_type(jit):
+    e8m0 = DLPackProducer(np.zeros(4, np.uint8), dtype=(14, 8, 1))  # kDLFloat8_e8m0fnu
+    with pytest.raises(TypeError, match=r"^add\(\): argument 0 expects memref<\?xf32>, got a conftest.DLPackProducer "
+                                        r"of dtype kDLFloat8_e8m0fnu bits 8, shape \(4,\), device kDLCPU:0: DLPack "
+                                        r"data type kDLFloat8_e8m0fnu bits 8 has no MLIR element type here; "
+                                        r"supported: kDLInt bits 8 \(i8\), .*kDLBfloat bits 16 \(bf16\)"):
+        jit.add(e8m0, F32, F32.copy())
+    gc.collect()
+    assert e8m0.deleted == 1
+
+
+def test_tensor_its_framework_will_not_export(jit):
+    torch = pytest.importorskip("torch")
+    with raises_exactly(ValueError, "add(): argument 0 expects memref<?xf32>, got a torch.Tensor of dtype "
+                                    "torch.float32, shape (4,), device cpu, which its __dlpack__() would not "
+                                    "export: BufferError: Can't export tensors that require gradient, use "
+                                    "tensor.detach()"):
+        jit.add(torch.zeros(4, requires_grad=True), F32, F32.copy())
+    with pytest.raises(ValueError, match="would not export: BufferError: Can't export tensors with the conjugate"):
+        get_ranked_memref_descriptor(torch.zeros(4, dtype=torch.complex64).conj())
+
+
+def test_other_frameworks_array_of_the_wrong_dtype_rank_or_layout(jit):
+    torch = pytest.importorskip("torch")
+    with raises_exactly(TypeError, "add(): argument 1 " + EXPECTS_F32 + "a torch.Tensor of dtype torch.float16, "
+                                                                        "shape (4,), device cpu"):
+        jit.add(F32, torch.zeros(4, dtype=torch.float16), F32.copy())
+    with raises_exactly(ValueError, "add(): argument 1 " + EXPECTS_F32 + "a torch.Tensor of dtype torch.float32, "
+                                                                         "shape (2, 2), device cpu"):
+        jit.add(F32, torch.zeros(2, 2), F32.copy())
+    with raises_exactly(ValueError, "add(): argument 2 expects memref<?xf32>, whose identity layout assumes a "
+                                    "C-contiguous array, got a torch.Tensor of dtype torch.float32, shape (4,), "
+                                    "strides (2,), device cpu; pass a contiguous copy (t.contiguous() for torch), "
+                                    "or declare the parameter with a strided layout (strided<[?, ...], offset: ?>)"):
+        jit.add(F32, F32, torch.zeros(8)[::2])
+    every_other = torch.arange(8, dtype=torch.float32)[::2]
+    jit.scale(every_other, 10.0)  # a strided parameter takes the view itself
+    assert every_other.tolist() == [0, 20, 40, 60]
 
 
 # --- modules and pipelines --------------------------------------------------------------------

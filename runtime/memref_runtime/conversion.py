@@ -10,6 +10,9 @@ has already folded the view's offset into its data pointer, so this is the exact
 the native code must use, and it is valid for any view (negative strides included).
 memref -> NumPy: the first element is ``aligned + offset * itemsize``; strides in
 elements are multiplied by the real item size.
+
+Arrays of other frameworks (torch, JAX, anything with ``__dlpack__``, ``__array_interface__`` or a
+buffer) become NumPy views of their own memory first (interop.py), which the descriptor keeps.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import numpy as np
 
 from .descriptors import (MAX_RANK, UnrankedMemRefDescriptor, descriptor_layout, descriptor_packer,
                           ranked_descriptor_type)
-from .element_types import _BY_DTYPE, describe_dtype, element_type_for_ctype, element_type_for_dtype
+from .element_types import _BY_DTYPE, element_type_for_ctype, element_type_for_dtype
 
 # Descriptors made from read-only arrays, by address: an array made back from one (through the
 # descriptor or any ctypes pointer to it) is read-only too. Weak: an entry goes with its descriptor.
@@ -35,10 +38,54 @@ class _MemRefView:
     __slots__ = ("__array_interface__", "owner")
 
 
+_ndarray_base = np.ndarray.base.__get__
+
+
+class MemRefArray(np.ndarray):
+    """A NumPy array over a memref's memory (what JitModule returns, what a callback receives)
+    that also leaves through DLPack as bf16 and f8, where NumPy's own `__dlpack__` refuses.
+
+    Everything else is NumPy's: it prints as an `array(...)`, what a computation on it makes
+    is a plain ndarray, and it pickles as one. Its slices and views stay MemRefArrays.
+    """
+
+    @property
+    def base(self):
+        """As for every array view_memref makes: the raw memory, whose `.owner` keeps it alive
+        (NumPy puts a plain array between them, since a subclass is made as a view of one)."""
+        base = _ndarray_base(self)
+        if type(base) is np.ndarray:
+            inner = _ndarray_base(base)
+            if type(inner) is _MemRefView:
+                return inner
+        return base
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        from .interop import to_dlpack
+
+        return to_dlpack(self, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (1, 0)  # kDLCPU, device 0
+
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        if array is self:  # an in-place operation (out=self): it stays what it is
+            return self
+        array = array.view(np.ndarray) if type(array) is not np.ndarray else array
+        return array[()] if return_scalar else array
+
+    def __repr__(self) -> str:
+        return repr(self.view(np.ndarray))
+
+    def __reduce__(self):
+        return self.view(np.ndarray).__reduce__()
+
+
 def _check_array(nparray, argument: str):
     if not isinstance(nparray, np.ndarray):
         raise TypeError(
-            f"{argument}: expected a numpy.ndarray, got {type(nparray).__name__}"
+            f"{argument}: expected an array (a numpy.ndarray, or an object with __dlpack__, "
+            f"__array_interface__ or a buffer), got {type(nparray).__name__}"
             + ("; wrap it in np.asarray(..., dtype=...)" if isinstance(nparray, (list, tuple)) else ""))
     if isinstance(nparray, np.ma.MaskedArray):  # native code would read the data and lose the mask
         raise TypeError(f"{argument}: expected a numpy.ndarray, got a masked array, whose mask a memref "
@@ -95,9 +142,22 @@ def _ranked_plan(nparray, argument: str) -> _RankedPlan:
     return plan
 
 
+def _other_array(value, argument: str):
+    """An ndarray subclass as it is; another framework's array as a NumPy view of its memory."""
+    if isinstance(value, np.ndarray):
+        return value
+    from . import interop
+
+    return interop.import_array(value, argument)[0] if interop.is_array_like(value) else value
+
+
 def get_ranked_memref_descriptor(nparray: np.ndarray, *, argument: str = "nparray") -> ctypes.Structure:
-    """Returns a ranked memref descriptor for the given numpy array."""
-    plan = _RANKED_PLANS.get((nparray.dtype, nparray.ndim)) if type(nparray) is np.ndarray else None
+    """Returns a ranked memref descriptor for the given numpy array (or torch tensor, JAX array,
+    DLPack producer, array-interface object or buffer: through a zero-copy view of it)."""
+    if type(nparray) is np.ndarray or type(nparray) is MemRefArray:
+        plan = _RANKED_PLANS.get((nparray.dtype, nparray.ndim))
+    else:
+        nparray, plan = _other_array(nparray, argument), None
     cls, pack_into, itemsize, alignment, element_strides = plan or _ranked_plan(nparray, argument)
     try:
         # A writable C-contiguous array hands out its address through the buffer protocol,
@@ -124,9 +184,10 @@ def get_ranked_memref_descriptor(nparray: np.ndarray, *, argument: str = "nparra
 
 
 def get_unranked_memref_descriptor(nparray: np.ndarray, *, argument: str = "nparray") -> UnrankedMemRefDescriptor:
-    """Returns a generic/unranked memref descriptor for the given numpy array."""
+    """Returns a generic/unranked memref descriptor for the given numpy array (or any array
+    get_ranked_memref_descriptor takes)."""
     ranked = get_ranked_memref_descriptor(nparray, argument=argument)
-    desc = UnrankedMemRefDescriptor(nparray.ndim, ctypes.addressof(ranked))
+    desc = UnrankedMemRefDescriptor(type(ranked)._rank_, ctypes.addressof(ranked))
     desc._keepalive = ranked
     return desc
 
@@ -144,9 +205,11 @@ def _interface_typestr(dtype: np.dtype) -> tuple[str, np.dtype | None]:
 _TYPESTR_CACHE: dict = {}
 
 
-def view_memref(address: int, shape, strides, dtype: np.dtype, owner, read_only: bool = False) -> np.ndarray:
+def view_memref(address: int, shape, strides, dtype: np.dtype, owner, read_only: bool = False, *,
+                array_type: type | None = None) -> np.ndarray:
     """An array over native memory, writable unless `read_only`: `address` of the first element,
-    strides in elements; its `.base.owner` is `owner`, kept alive as long as the array."""
+    strides in elements; its `.base.owner` is `owner`, kept alive as long as the array. Of
+    `array_type` (an ndarray subclass, e.g. MemRefArray) if given."""
     cached = _TYPESTR_CACHE.get(dtype)
     if cached is None:
         cached = _TYPESTR_CACHE[dtype] = _interface_typestr(dtype)
@@ -162,6 +225,8 @@ def view_memref(address: int, shape, strides, dtype: np.dtype, owner, read_only:
         "shape": tuple(shape), "strides": tuple(s * itemsize for s in strides),
     }
     array = np.asarray(base)
+    if array_type is not None:
+        return array.view(view_as or array.dtype, array_type)
     return array if view_as is None else array.view(view_as)
 
 

@@ -1,4 +1,4 @@
-"""Element types: NumPy dtype <-> ctypes type <-> MLIR element type."""
+"""Element types: NumPy dtype <-> ctypes type <-> MLIR element type <-> DLPack data type."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import ctypes
 from typing import NamedTuple
 
 import numpy as np
+
+from . import dlpack as dl
 
 try:  # Optional: bf16 and the f8 types have no NumPy dtype without it.
     import ml_dtypes
@@ -69,31 +71,32 @@ class ElementType(NamedTuple):
     ctype: type
 
 
-# (MLIR name, NumPy dtype name, ctypes type); dtypes from NumPy itself.
+# (MLIR name, NumPy dtype name, ctypes type, DLPack type code); dtypes from NumPy itself. A
+# DLPack data type is (code, bits = 8 * itemsize, lanes = 1): bool is one byte, as in NumPy.
 _NUMPY_TABLE = (
-    ("i1", "bool", ctypes.c_bool),
-    ("i8", "int8", ctypes.c_int8),
-    ("i16", "int16", ctypes.c_int16),
-    ("i32", "int32", ctypes.c_int32),
-    ("i64", "int64", ctypes.c_int64),
-    ("i8", "uint8", ctypes.c_uint8),
-    ("i16", "uint16", ctypes.c_uint16),
-    ("i32", "uint32", ctypes.c_uint32),
-    ("i64", "uint64", ctypes.c_uint64),
-    ("f16", "float16", F16),
-    ("f32", "float32", ctypes.c_float),
-    ("f64", "float64", ctypes.c_double),
-    ("complex<f32>", "complex64", C64),
-    ("complex<f64>", "complex128", C128),
+    ("i1", "bool", ctypes.c_bool, dl.kDLBool),
+    ("i8", "int8", ctypes.c_int8, dl.kDLInt),
+    ("i16", "int16", ctypes.c_int16, dl.kDLInt),
+    ("i32", "int32", ctypes.c_int32, dl.kDLInt),
+    ("i64", "int64", ctypes.c_int64, dl.kDLInt),
+    ("i8", "uint8", ctypes.c_uint8, dl.kDLUInt),
+    ("i16", "uint16", ctypes.c_uint16, dl.kDLUInt),
+    ("i32", "uint32", ctypes.c_uint32, dl.kDLUInt),
+    ("i64", "uint64", ctypes.c_uint64, dl.kDLUInt),
+    ("f16", "float16", F16, dl.kDLFloat),
+    ("f32", "float32", ctypes.c_float, dl.kDLFloat),
+    ("f64", "float64", ctypes.c_double, dl.kDLFloat),
+    ("complex<f32>", "complex64", C64, dl.kDLComplex),
+    ("complex<f64>", "complex128", C128, dl.kDLComplex),
 )
 
-# (MLIR name, ml_dtypes attribute, ctypes type): only with ml_dtypes installed.
+# (MLIR name, ml_dtypes attribute, ctypes type, DLPack type code): only with ml_dtypes installed.
 _ML_DTYPES_TABLE = (
-    ("bf16", "bfloat16", BF16),
-    ("f8E5M2", "float8_e5m2", F8E5M2),
-    ("f8E4M3", "float8_e4m3", F8E4M3),
-    ("f8E3M4", "float8_e3m4", F8E3M4),
-    ("f8E4M3FN", "float8_e4m3fn", F8E4M3FN),
+    ("bf16", "bfloat16", BF16, dl.kDLBfloat),
+    ("f8E5M2", "float8_e5m2", F8E5M2, dl.kDLFloat8_e5m2),
+    ("f8E4M3", "float8_e4m3", F8E4M3, dl.kDLFloat8_e4m3),
+    ("f8E3M4", "float8_e3m4", F8E3M4, dl.kDLFloat8_e3m4),
+    ("f8E4M3FN", "float8_e4m3fn", F8E4M3FN, dl.kDLFloat8_e4m3fn),
 )
 
 # MLIR names that map onto another entry's dtype: signed/unsigned spellings and index.
@@ -115,14 +118,16 @@ def _build_tables():
     by_dtype: dict[np.dtype, ElementType] = {}
     by_mlir: dict[str, ElementType] = {}
     by_ctype: dict[type, ElementType] = {}
-    rows = [(m, np.dtype(d), c) for m, d, c in _NUMPY_TABLE]
+    by_dlpack: dict[tuple, ElementType] = {}
+    rows = [(m, np.dtype(d), c, code) for m, d, c, code in _NUMPY_TABLE]
     if ml_dtypes is not None:
-        rows += [(m, np.dtype(getattr(ml_dtypes, a)), c) for m, a, c in _ML_DTYPES_TABLE]
-    for mlir_name, dtype, ctype in rows:
+        rows += [(m, np.dtype(getattr(ml_dtypes, a)), c, code) for m, a, c, code in _ML_DTYPES_TABLE]
+    for mlir_name, dtype, ctype, code in rows:
         et = ElementType(mlir_name, dtype, ctype)
         by_dtype[dtype] = et
         by_mlir.setdefault(mlir_name, et)  # signed wins for signless names
         by_ctype[ctype] = et
+        by_dlpack[code, 8 * dtype.itemsize] = et
     for alias, dtype_name in _MLIR_ALIASES.items():
         by_mlir[alias] = by_dtype[np.dtype(dtype_name)]._replace(mlir=alias)
     # Platform spellings of the same C types (c_long is c_int64 on LP64, etc.).
@@ -130,12 +135,14 @@ def _build_tables():
                   ctypes.c_int, ctypes.c_uint, ctypes.c_short, ctypes.c_ushort,
                   ctypes.c_byte, ctypes.c_ubyte):
         by_ctype.setdefault(ctype, by_dtype[np.dtype(ctype)])
-    return by_dtype, by_mlir, by_ctype
+    return by_dtype, by_mlir, by_ctype, by_dlpack
 
 
-_BY_DTYPE, _BY_MLIR, _BY_CTYPE = _build_tables()
-_ML_DTYPES_CTYPES = {c: (m, a) for m, a, c in _ML_DTYPES_TABLE}
-_ML_DTYPES_MLIR = {m: a for m, a, _ in _ML_DTYPES_TABLE}
+_BY_DTYPE, _BY_MLIR, _BY_CTYPE, _BY_DLPACK = _build_tables()
+_ML_DTYPES_CTYPES = {c: (m, a) for m, a, c, _ in _ML_DTYPES_TABLE}
+_ML_DTYPES_MLIR = {m: a for m, a, _, _ in _ML_DTYPES_TABLE}
+_ML_DTYPES_DLPACK = {(code, 8 * ctypes.sizeof(c)): a for _, a, c, code in _ML_DTYPES_TABLE}
+_DLPACK_OF = {et.dtype: (code, bits, 1) for (code, bits), et in _BY_DLPACK.items()}
 
 
 def is_numpy_native(dtype) -> bool:
@@ -195,6 +202,25 @@ def element_type_for_ctype(ctype) -> ElementType:
         return element_type_for_dtype(np.dtype(ctype), argument=f"ctype {ctype.__name__}")
     except (TypeError, ValueError):
         raise TypeError(f"ctype {getattr(ctype, '__name__', ctype)!r} is not an MLIR element type") from None
+
+
+def element_type_for_dlpack(code: int, bits: int, lanes: int = 1) -> ElementType:
+    """The element type of a DLPack data type (code, bits, lanes); TypeError naming it if none."""
+    et = _BY_DLPACK.get((code, bits)) if lanes == 1 else None
+    if et is not None:
+        return et
+    name = dl.type_name(code, bits, lanes)
+    if lanes != 1:
+        raise TypeError(f"DLPack data type {name} is a vector of {lanes} lanes; a memref element is one value")
+    if (code, bits) in _ML_DTYPES_DLPACK:
+        raise _install_hint(f"DLPack data type {name}")
+    raise TypeError(f"DLPack data type {name} has no MLIR element type here; supported: "
+                    + ", ".join(f"{dl.type_name(*k)} ({e.mlir})" for k, e in sorted(_BY_DLPACK.items())))
+
+
+def dlpack_type_for_dtype(dtype) -> tuple[int, int, int] | None:
+    """The DLPack data type (code, bits, lanes) of a NumPy dtype the table has, else None."""
+    return _DLPACK_OF.get(dtype) or _DLPACK_OF.get(np.dtype(dtype))
 
 
 def as_ctype(dtp) -> type:

@@ -10,15 +10,15 @@ import sys
 import numpy as np
 
 from . import UPSTREAM_NAMES
-from .conversion import (
+from .conversion import (  # noqa: F401 - re-exported: __all__ is UPSTREAM_NAMES
     get_ranked_memref_descriptor,
     get_unranked_memref_descriptor,
     move_aligned_ptr_by_offset,
     ranked_memref_to_numpy,
     unranked_memref_to_numpy,
 )
-from .descriptors import UnrankedMemRefDescriptor, make_nd_memref_descriptor, make_zero_d_memref_descriptor
-from .element_types import BF16, C64, C128, F16, F8E3M4, F8E4M3, F8E5M2, as_ctype, ml_dtypes, to_numpy
+from .descriptors import UnrankedMemRefDescriptor, make_nd_memref_descriptor, make_zero_d_memref_descriptor  # noqa: F401
+from .element_types import BF16, C64, C128, F16, F8E3M4, F8E4M3, F8E5M2, as_ctype, ml_dtypes, to_numpy  # noqa: F401
 
 # `from mlir.runtime import *` also binds the submodule `np_to_memref`; so do we.
 np_to_memref = sys.modules[__name__]

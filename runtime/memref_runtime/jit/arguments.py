@@ -1,9 +1,13 @@
 """Argument converters of a call plan: a Python value in, the words it puts in the packed frame.
 
-Each parameter gets two functions of (value, base): `fast` for the common case (a writable
+Each parameter gets two functions of (value, frame): `fast` for the common case (a writable
 C-contiguous ndarray of the exact dtype, a Python number of the exact type), which hands
 anything unusual to `check`, and `check`, which accepts every valid value and raises the exact
 error otherwise: it names the function, the argument, the MLIR type expected and what was given.
+
+Another framework's array (a torch tensor, a JAX array, a DLPack producer, ...) is taken by
+`check` as a zero-copy NumPy view of its memory (interop.py), which the frame keeps (`_views`)
+as long as the call, or the bound call, that reads it; errors name the original in its terms.
 """
 
 from __future__ import annotations
@@ -17,9 +21,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..conversion import _element_strides
+from ..conversion import MemRefArray, _element_strides
 from ..descriptors import MAX_RANK
 from ..element_types import _BY_DTYPE, describe_dtype, element_type_for_mlir
+from ..interop import describe_foreign, importer
 from .signatures import DYNAMIC, MemRefSpec, ScalarSpec, UnsupportedSpec
 
 WORD = 8
@@ -27,6 +32,7 @@ WORD = 8
 _addressof = ctypes.addressof
 _from_buffer = ctypes.c_char.from_buffer
 _ndarray = np.ndarray
+_MemRefArray = MemRefArray  # results passed back in take the fast path too
 _MaskedArray = np.ma.MaskedArray
 
 
@@ -37,8 +43,11 @@ def with_article(text: str) -> str:
     return ("an " if text[:1] in ("a", "e", "i", "o") else "a ") + text
 
 
-def describe(value) -> str:
-    """What was given, as an error message names it."""
+def describe(value, view: np.ndarray | None = None) -> str:
+    """What was given, as an error message names it; another framework's array in its own terms
+    (`view`: the NumPy view made of it)."""
+    if view is not None and value is not view:
+        return describe_foreign(value, view, describe(view))
     if isinstance(value, np.ndarray):
         traits = ("read-only " if not value.flags.writeable else "") + (
             "non-contiguous " if not value.flags.c_contiguous else "") + (
@@ -105,40 +114,59 @@ def memref_param(spec: MemRefSpec, where: str, frame_offset: int) -> _Param:
     pads = [(0,) * (2 * (MAX_RANK - r)) for r in range(MAX_RANK + 1)] if unranked else None
     expected = with_article(f"{'' if unranked else f'{rank}-d '}{' or '.join(d.name for d in accepted)} array")
 
-    def fields(address, shape, strides, base):
+    def fields(address, shape, strides, frame):
         if unranked:
             r = len(shape)
-            return (r, base + inner, address, address, 0, *shape, *strides, *pads[r])
+            return (r, _addressof(frame) + inner, address, address, 0, *shape, *strides, *pads[r])
         return (address, address - back, offset, *shape, *strides)
 
-    def check(value, base):
+    def check(value, frame, original=None):
+        """`original`: the other framework's array `value` is a view of, which the errors name."""
         if not isinstance(value, np.ndarray):
-            raise TypeError(f"{where} expects {spec.mlir} ({expected}), got {describe(value)}")
+            take = importer(value)
+            if take is None:
+                raise TypeError(f"{where} expects {spec.mlir} ({expected}), got {describe(value)}")
+            # Another framework's array: a view of its memory. The fast path's test on the view,
+            # whose address came with it (a read-only view's own costs more than the rest); the
+            # frame keeps what the reading needs beside `value` (a DLPack import's owner).
+            view, address, keep = take(value, where, spec.mlir)
+            if keep is not None:
+                kept = frame.__dict__  # a ctypes array's own attributes
+                kept["_views"] = [*kept.get("_views", ()), keep]
+            if quick and view.dtype is primary and view.ndim == rank and not address & align_mask:
+                flags = view.flags
+                shape = view.shape
+                if flags.c_contiguous and (flags.writeable or not writable) and (
+                        not static_dims or all(shape[i] == n for i, n in static_dims)):
+                    return (address, address - back, offset, *shape, *strides_of(shape))
+            return check(view, frame, value)
+        given = lambda: describe(value) if original is None else describe(original, value)  # noqa: E731
         if isinstance(value, _MaskedArray):  # the native code would read the masked elements too
-            raise TypeError(f"{where} expects {spec.mlir} ({expected}), got {describe(value)}, whose mask "
+            raise TypeError(f"{where} expects {spec.mlir} ({expected}), got {given()}, whose mask "
                             "would be dropped; pass a.filled(fill_value) to replace the masked elements, "
                             "or np.asarray(a) to ignore the mask")
         if value.dtype not in accepted:
             native = value.dtype.newbyteorder("=")
             error = ValueError if not value.dtype.isnative and native in accepted else TypeError
             hint = "; convert it with a.astype(a.dtype.newbyteorder('='))" if error is ValueError else ""
-            raise error(f"{where} expects {spec.mlir} ({expected}), got {describe(value)}{hint}")
+            raise error(f"{where} expects {spec.mlir} ({expected}), got {given()}{hint}")
         if not unranked and value.ndim != rank:
-            raise ValueError(f"{where} expects {spec.mlir} ({expected}), got {describe(value)}")
+            raise ValueError(f"{where} expects {spec.mlir} ({expected}), got {given()}")
         for i, n in static_dims:
             if value.shape[i] != n:
                 raise ValueError(f"{where} expects {spec.mlir} (shape {_shape_text(spec.shape)}), "
-                                 f"got {describe(value)}")
+                                 f"got {given()}")
         if spec.writable and not value.flags.writeable:
-            raise ValueError(f"{where} expects {spec.mlir}, got {describe(value)}; the native code may "
+            raise ValueError(f"{where} expects {spec.mlir}, got {given()}; the native code may "
                              "write into it, so pass a writable copy (np.array(a))")
         if spec.identity and not value.flags.c_contiguous:
+            copy = "np.ascontiguousarray(a)" if original is None else "a contiguous copy (t.contiguous() for torch)"
             raise ValueError(f"{where} expects {spec.mlir}, whose identity layout assumes a C-contiguous "
-                             f"array, got {describe(value)}; pass np.ascontiguousarray(a), or declare the "
+                             f"array, got {given()}; pass {copy}, or declare the "
                              "parameter with a strided layout (strided<[?, ...], offset: ?>)")
         address = value.ctypes.data
         if address & align_mask:
-            raise ValueError(f"{where} expects {spec.mlir}, got {describe(value)} at address {address:#x}, "
+            raise ValueError(f"{where} expects {spec.mlir}, got {given()} at address {address:#x}, "
                              f"not aligned to {dtype.alignment} bytes; pass a copy (np.array(a))")
         strides = (_canonical_strides(value.shape) if spec.identity
                    else _element_strides(value, f"{where} ({spec.mlir})"))
@@ -146,39 +174,42 @@ def memref_param(spec: MemRefSpec, where: str, frame_offset: int) -> _Param:
             if value.shape[i] > 1 and strides[i] != s:
                 raise ValueError(
                     f"{where} expects {spec.mlir} (element strides "
-                    f"{_shape_text(spec.strides)}), got {describe(value)}, element strides {strides}")
-        return fields(address, value.shape, strides, base)
+                    f"{_shape_text(spec.strides)}), got {given()}, element strides {strides}")
+        return fields(address, value.shape, strides, frame)
 
     strides_of = _strides_function(rank)
     primary = accepted[0]
 
     # The fast paths take a writable C-contiguous ndarray of the exact dtype: the buffer
     # protocol checks writability and contiguity in one step, faster than reading `flags`.
-    def fast(value, base):
-        if type(value) is not _ndarray or value.dtype is not primary or value.ndim != rank:
-            return check(value, base)
+    def fast(value, frame):
+        if (type(value) is not _ndarray and type(value) is not _MemRefArray) or value.dtype is not primary \
+                or value.ndim != rank:
+            return check(value, frame)
         try:
             address = _addressof(_from_buffer(value))
         except (TypeError, ValueError, BufferError):  # read-only, strided or empty
-            return check(value, base)
+            return check(value, frame)
         shape = value.shape
         if address & align_mask:
-            return check(value, base)
+            return check(value, frame)
         for i, n in static_dims:
             if shape[i] != n:
-                return check(value, base)
+                return check(value, frame)
         return (address, address - back, offset, *shape, *strides_of(shape))
 
-    def fast_unranked(value, base):
-        if type(value) is not _ndarray or value.dtype is not primary:
-            return check(value, base)
+    def fast_unranked(value, frame):
+        if (type(value) is not _ndarray and type(value) is not _MemRefArray) or value.dtype is not primary:
+            return check(value, frame)
         try:
             address = _addressof(_from_buffer(value))
         except (TypeError, ValueError, BufferError):
-            return check(value, base)
+            return check(value, frame)
         if address & align_mask:
-            return check(value, base)
-        return fields(address, value.shape, _canonical_strides(value.shape), base)
+            return check(value, frame)
+        return fields(address, value.shape, _canonical_strides(value.shape), frame)
+
+    quick, writable = not unranked and not static_strides, spec.writable
 
     if unranked:
         fast = fast_unranked
@@ -256,8 +287,8 @@ def scalar_check(spec: ScalarSpec, where: str):
     convert = {"bool": to_bool, "int": to_int, "sint": to_int, "uint": to_int,
                "float": to_float, "complex": to_complex}[kind]
     if kind == "complex":
-        return lambda value, base: convert(value)
-    return lambda value, base: (convert(value),)
+        return lambda value, frame: convert(value)
+    return lambda value, frame: (convert(value),)
 
 
 def scalar_param(spec: ScalarSpec, where: str) -> _Param:
@@ -267,11 +298,11 @@ def scalar_param(spec: ScalarSpec, where: str) -> _Param:
     accepted = {"bool": _BOOL_TYPES, "int": _INT_TYPES, "sint": _INT_TYPES, "uint": _INT_TYPES,
                 "float": _FLOAT_TYPES, "complex": _COMPLEX_TYPES}[kind]
     if kind == "complex":
-        def fast(value, base):
-            return (value.real, value.imag) if type(value) in accepted else check(value, base)
+        def fast(value, frame):
+            return (value.real, value.imag) if type(value) in accepted else check(value, frame)
     else:
-        def fast(value, base):
-            return (value,) if type(value) in accepted else check(value, base)
+        def fast(value, frame):
+            return (value,) if type(value) in accepted else check(value, frame)
     padding = size - struct.calcsize("=" + fmt)
     return _Param(fmt + "x" * padding, size, False, fast, check)
 

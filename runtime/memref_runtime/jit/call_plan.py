@@ -162,13 +162,13 @@ def make_invoker(plan: CallPlan, address: int, signature: FunctionSignature,
         base = _addressof(frame)
         values = [base + o for o in consts]
         for convert, value in zip(fast, args):
-            values += convert(value, base)
+            values += convert(value, frame)
         try:
             pack_into(frame, 0, *values)
         except (struct.error, OverflowError):  # a scalar out of range: the exact checks say which
             values = [base + o for o in consts]
             for convert, value in zip(check, args):
-                values += convert(value, base)
+                values += convert(value, frame)
             pack_into(frame, 0, *values)
         return frame
 
@@ -204,8 +204,9 @@ def make_invoker(plan: CallPlan, address: int, signature: FunctionSignature,
     def bind(*args):
         """Checks and packs `args` once and returns a function of no arguments that calls
         `name` on them: the arrays' current contents are read at each call, but not later
-        changes of their shape. It keeps the arguments alive (`.args`). Its one frame holds
-        the results, so use it from one thread at a time (bind again for another thread)."""
+        changes of their shape. It keeps the arguments alive (`.args`, and the views it reads of
+        other frameworks' arrays). Its one frame holds the results, so use it from one thread
+        at a time (bind again for another thread)."""
         frame = pack(args)
         if before_native is None:
             def bound():

@@ -12,8 +12,9 @@ import struct
 
 import numpy as np
 
-from ..conversion import read_ranked_descriptor, view_memref
+from ..conversion import MemRefArray, read_ranked_descriptor, view_memref
 from ..element_types import C64, C128, element_type_for_mlir
+from ..interop import as_ndarray
 from .signatures import MemRefSpec, ScalarSpec
 
 GLOBAL_ALLOCATED = 0xDEADBEEF  # what memref.get_global's lowering puts in `allocated`
@@ -78,13 +79,15 @@ def result_offsets(results) -> tuple[int, ...]:
     return tuple(getattr(layout, f"r{i}").offset for i in range(len(results)))
 
 
-def view_ranked(fields, dtype: np.dtype, owner) -> np.ndarray:
+def view_ranked(fields, dtype: np.dtype, owner) -> MemRefArray:
     """A view of what a ranked descriptor's fields (allocated, aligned, offset, sizes, strides)
-    describe, keeping `owner` alive. A global's view is read-only: a constant global lives
+    describe, keeping `owner` alive: a MemRefArray, which leaves through DLPack with every
+    element type (bf16 and f8 too). A global's view is read-only: a constant global lives
     in read-only memory, where a write would crash the process."""
     rank = (len(fields) - 3) // 2
     aligned = fields[1] or 0  # None: a NULL pointer passed by value to a callback
-    array = view_memref(aligned + fields[2] * dtype.itemsize, fields[3:3 + rank], fields[3 + rank:], dtype, owner)
+    array = view_memref(aligned + fields[2] * dtype.itemsize, fields[3:3 + rank], fields[3 + rank:], dtype, owner,
+                        array_type=MemRefArray)
     if fields[0] == GLOBAL_ALLOCATED:
         array.flags.writeable = False
     return array
@@ -105,6 +108,8 @@ class Ownership:
             return self.engine_owner
         for i in self.memref_positions:
             array = self.args[i]
+            if not isinstance(array, np.ndarray):  # another framework's: a view of the same memory
+                array = as_ndarray(array)
             low, high = _byte_bounds(array)
             if low <= allocated < high or low <= aligned < high or allocated == low:
                 return array  # a view of an input: keep the input alive, free nothing

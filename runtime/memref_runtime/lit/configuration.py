@@ -161,6 +161,8 @@ def configure(config, lit_config, *, caller: str | None, name: str | None = None
         "mlir-tools": all(tools.mlir_tools.values()),
         "mlir-python-path": mlir_python_path is not None,
         "ml_dtypes": found["has_ml_dtypes"],
+        "torch": found.get("has_torch", False),
+        "jax": found.get("has_jax", False),
         f"bindings-{bindings}": bool(found["bindings_dirs"]),
         f"mlir-{mlir_major}": mlir_major is not None,
         f"filecheck-{tools.filecheck_kind}": True,

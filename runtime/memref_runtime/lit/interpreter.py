@@ -33,6 +33,9 @@ found["bindings_dirs"] = package_dirs(bindings)
 found["llvm_dirs"] = package_dirs("llvm")
 found["has_ml_dtypes"] = importlib.util.find_spec("ml_dtypes") is not None
 found["has_filecheck"] = importlib.util.find_spec("filecheck") is not None
+# The array frameworks a test may hand to JIT code (found, not imported: torch takes seconds).
+found["has_torch"] = importlib.util.find_spec("torch") is not None
+found["has_jax"] = importlib.util.find_spec("jax") is not None and importlib.util.find_spec("jaxlib") is not None
 try:
     import memref_runtime
 except ImportError as e:

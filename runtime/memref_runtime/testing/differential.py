@@ -6,6 +6,10 @@ from the function's MLIR signature.
         out[...] = a + b
     check_against(jit.add, reference, outputs=[2])
 
+The reference may be written in torch or JAX (`reference_framework="torch"` / `"jax"`): it gets
+the memref arguments as that framework's arrays (torch shares the memory, JAX, immutable, gets
+copies and returns what it would write) and may return any array.
+
 Every example calls the function on drawn arrays and the reference on copies laid out the same
 way (same shapes, strides and offsets over a copy of the same buffer); then each result and
 each memref argument must agree under `check_close`'s rules. The first disagreement, as
@@ -26,6 +30,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..element_types import is_numpy_native
+from ..interop import FRAMEWORKS, as_ndarray, is_array_like, to_framework
 from ..jit.signatures import MemRefSpec
 from .differential_inputs import ArgumentPlan, example_strategy, hypothesis_modules, make_plans, scalar_dtype
 from .numerics import compare
@@ -111,6 +116,32 @@ def _as_results(value, count: int, what: str) -> list:
     return list(value)
 
 
+def _call_reference(reference, framework: str, plans: list[ArgumentPlan], expected_args: list, count: int) -> list:
+    """The reference's results on `expected_args`, in `framework`'s arrays; what it writes into
+    its arguments reaches `expected_args` (torch shares their memory or is copied back; a JAX
+    reference returns the new values of the outputs after its results)."""
+    given, copied = [], []
+    for plan, value in zip(plans, expected_args):
+        if isinstance(plan.spec, MemRefSpec):
+            value, copy = to_framework(value, framework)
+            copied.append(copy)
+        else:
+            copied.append(False)
+        given.append(value)
+    outputs = [p.index for p in plans if p.output] if framework == "jax" else []
+    returned = _as_results(reference(*given), count + len(outputs), ("the reference" if framework == "numpy" else f"the {framework} reference") + (
+        f" (JAX arrays are immutable: it returns its {count} results, then the new values of the "
+        f"arguments it writes, {outputs})" if outputs else ""))
+    returned = [as_ndarray(r, "the reference's result") if is_array_like(r) else r for r in returned]
+    for i, value in zip(outputs, returned[count:]):
+        np.copyto(expected_args[i], np.asarray(value, expected_args[i].dtype))
+    if framework == "torch":  # torch's copies of negative-stride views, which torch lacks
+        for i, (value, copy) in enumerate(zip(given, copied)):
+            if copy:
+                np.copyto(expected_args[i], as_ndarray(value, f"argument {i}"))
+    return returned[:count]
+
+
 def _differences(sig, plans, args, expected_args, results, expected_results, rtol, atol) -> list[str]:
     """check_close's message for every result and memref argument that differs."""
     found = []
@@ -156,7 +187,7 @@ def check_against(function, reference, *, max_examples: int = 100, min_size: int
                   shapes: dict | None = None, tie_dims: bool = True, ranks: dict | None = None,
                   outputs=None, bounds=None, strategies: dict | None = None,
                   rtol: float | None = None, atol: float | None = None,
-                  seed: int | None = 0, save_to: str | None = None) -> Summary:
+                  seed: int | None = 0, save_to: str | None = None, reference_framework: str = "numpy") -> Summary:
     """Checks `function` (`jit.<name>`) against `reference` on up to `max_examples` drawn inputs.
 
     Dynamic sizes are drawn in [min_size, max_size]; by default the same dimension position
@@ -167,6 +198,9 @@ def check_against(function, reference, *, max_examples: int = 100, min_size: int
     `bounds=(lo, hi)` or `{arg: (lo, hi)}` bounds the values (default (-100, 100); index
     scalars (0, max_size)); `strategies={arg: strategy}` draws an argument your way;
     `ranks={arg: n}` gives an unranked memref's rank. `seed=None` draws a new seed each run.
+    `reference_framework="torch"` or `"jax"` hands the reference torch tensors (over the same
+    memory) or JAX arrays (copies; the reference returns its results, then the new values of
+    the `outputs` in order); it may return any array.
     Raises DifferentialError for the minimised failing example, with its inputs saved under
     `save_to` (default: a new temporary folder) next to a replay.py; returns a Summary (how
     many examples ran, how many had negative or zero strides, offsets, empty arrays...).
@@ -175,6 +209,9 @@ def check_against(function, reference, *, max_examples: int = 100, min_size: int
     sig, module, name = _function_parts(function)
     if not callable(reference):
         raise TypeError(f"check_against(@{name}): reference must be callable, got {type(reference).__name__}")
+    if reference_framework not in FRAMEWORKS:
+        raise ValueError(f"check_against(@{name}): reference_framework must be one of {', '.join(FRAMEWORKS)}, "
+                         f"got {reference_framework!r}")
     if not 0 <= min_size <= max_size:
         raise ValueError(f"check_against(@{name}): expected 0 <= min_size <= max_size, got {min_size}, {max_size}")
     plans = make_plans(sig, shapes=shapes or {}, tie_dims=tie_dims, ranks=ranks or {}, outputs=outputs,
@@ -193,7 +230,8 @@ def check_against(function, reference, *, max_examples: int = 100, min_size: int
         except Exception as e:  # noqa: BLE001 - reported with the example that caused it
             raise _Disagreement([f"the function raised {type(e).__name__}: {e}"], drawn) from e
         try:
-            expected_results = _as_results(reference(*expected_args), len(sig.results), "the reference")
+            expected_results = _call_reference(reference, reference_framework, plans, expected_args,
+                                               len(sig.results))
         except Exception as e:  # noqa: BLE001
             raise _Disagreement([f"the reference raised {type(e).__name__}: {e}"], drawn) from e
         details = _differences(sig, plans, args, expected_args, results, expected_results, rtol, atol)

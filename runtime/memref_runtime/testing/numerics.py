@@ -19,6 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..element_types import is_numpy_native
+from ..interop import import_array, is_array_like
 
 __all__ = ["check_close", "compare", "default_tolerance", "Tolerance", "TOLERANCES"]
 
@@ -65,18 +66,22 @@ def default_tolerance(dtype) -> Tolerance:
     raise TypeError(f"check_close compares numbers, bool and complex; got dtype {dtype}")
 
 
-def _as_array(value) -> np.ndarray | None:
-    """`value` as an array, or None for a Python number, which takes the other side's dtype."""
+def _as_array(value, what: str) -> np.ndarray | None:
+    """`value` as an array (a torch tensor, a JAX array, anything with DLPack or the array
+    interface: a zero-copy NumPy view, bf16 included), or None for a Python number, which
+    takes the other side's dtype."""
     if isinstance(value, (bool, int, float, complex)):
         return None
     if isinstance(value, np.ma.MaskedArray):
         raise TypeError("check_close: a masked array hides elements; pass a.filled(value) or np.asarray(a)")
+    if not isinstance(value, np.ndarray) and is_array_like(value):
+        return np.asarray(import_array(value, what)[0])
     return np.asarray(value)
 
 
 def _operands(label: str, actual, expected) -> tuple[np.ndarray, np.ndarray]:
     """`actual` and `expected` as arrays of one dtype and shape; AssertionError if they differ."""
-    a, e = _as_array(actual), _as_array(expected)
+    a, e = _as_array(actual, f"{label}: actual"), _as_array(expected, f"{label}: expected")
     if a is None and e is None:
         a, e = np.asarray(actual), np.asarray(expected)
     elif a is None:
