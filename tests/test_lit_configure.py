@@ -215,3 +215,10 @@ def test_every_parameter_is_documented():
     text = (REPO / "docs" / "lit-config.md").read_text()
     documented = set(re.findall(r"^\| `(\w+)=", text, re.M)) | set(re.findall(r", `(\w+)=", text))
     assert set(PARAMETERS) - documented == set()
+
+
+@needs_lit
+def test_an_unsupported_test_names_each_missing_feature_once(tmp_path):
+    suite = write(tmp_path / "u", {"lit.cfg.py": config_calling(), "t.py": "# RUN: true\n# REQUIRES: no-such-feature\n"})
+    out = subprocess.run([LIT, "-a", str(suite)], capture_output=True, text=True, timeout=300)
+    assert "Test requires the following unavailable features: no-such-feature\n" in out.stdout, out.stdout

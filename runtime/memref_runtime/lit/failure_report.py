@@ -27,7 +27,7 @@ import shutil
 import lit.Test
 import lit.TestRunner
 
-from .test_format import Before
+from .test_format import Before, parsed_script
 
 REPORT_ENV = "MEMREF_RUNTIME_REPORT"  # process_report.py reads it
 # What one failed process contributes to lit's output at most: its last lines. The folder keeps all.
@@ -47,8 +47,7 @@ class FailureReport:
 
     def before(self, test, lit_config):
         # A preamble makes lit run a file that has no RUN line: only tests lit would run get one.
-        parsed = lit.TestRunner.parseIntegratedTestScript(test, require_script=True)
-        if isinstance(parsed, lit.Test.Result):
+        if isinstance(parsed_script(test, require_script=True), lit.Test.Result):
             return None
         folder = report_folder(test)
         shutil.rmtree(folder, ignore_errors=True)

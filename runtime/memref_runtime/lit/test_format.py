@@ -12,11 +12,21 @@ may add its own:
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 
 import lit.formats
 import lit.Test
 import lit.TestRunner
+
+
+def parsed_script(test, require_script: bool):
+    """lit's parseIntegratedTestScript of `test` (its script, or the Result lit would give), read
+    from a copy: each parse adds the file's REQUIRES, UNSUPPORTED and XFAIL lines to the test's
+    own lists, and lit parses the test again when it runs it ("requires: torch, torch")."""
+    probe = copy.copy(test)
+    probe.xfails, probe.requires, probe.unsupported = [], [], []
+    return lit.TestRunner.parseIntegratedTestScript(probe, require_script=require_script)
 
 
 @dataclass

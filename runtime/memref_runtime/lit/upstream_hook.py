@@ -24,7 +24,7 @@ import lit.Test
 import lit.TestRunner
 from lit.llvm.subst import ToolSubst
 
-from .test_format import Before
+from .test_format import Before, parsed_script
 
 # What lit itself substitutes in every test (lit.TestRunner.getDefaultSubstitutions).
 _PATH_LETTERS = "sSpt"
@@ -81,9 +81,7 @@ class UpstreamHook:
 
     def expanded_run_lines(self, test):
         """[(line number, RUN command)] with %if, DEFINE and %% resolved, or None if lit skips it."""
-        probe = copy.copy(test)
-        probe.xfails, probe.requires, probe.unsupported = [], [], []
-        script = lit.TestRunner.parseIntegratedTestScript(probe, require_script=False)
+        script = parsed_script(test, require_script=False)
         if isinstance(script, lit.Test.Result):
             return None
         # Only the %{...} definitions take part, so that REDEFINE finds what it redefines and
