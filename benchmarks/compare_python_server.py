@@ -7,6 +7,7 @@ test that fails (in either run) is a problem too.
 
     python benchmarks/compare_python_server.py                 # every route this machine has
     python benchmarks/compare_python_server.py -D opt_level=0  # one extra route of your own
+    python benchmarks/compare_python_server.py --routes default mlir_python=torch_mlir
 
 Exit status 0 when every route agrees; otherwise the differences are printed and it is 1.
 """
@@ -96,11 +97,19 @@ def compare(name: str, lit: str, params: list[str], tests: list[str]) -> list[st
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-D", dest="params", action="append", default=[], help="an extra route: lit -D parameters")
+    parser.add_argument("--routes", nargs="+", metavar="NAME",
+                        help="only these routes (default: every one this machine has: "
+                             + ", ".join(routes([])) + ")")
     parser.add_argument("tests", nargs="*", default=["lit_tests"])
     args = parser.parse_args(argv)
+    table = routes(args.params)
+    unknown = sorted(set(args.routes or ()) - set(table))
+    if unknown:
+        parser.error(f"--routes: no route {', '.join(unknown)} on this machine; there are {', '.join(table)}")
     problems = []
-    for name, (lit, params) in routes(args.params).items():
-        problems += compare(name, lit, params, args.tests)
+    for name, (lit, params) in table.items():
+        if args.routes is None or name in args.routes:
+            problems += compare(name, lit, params, args.tests)
     for problem in problems:
         print(problem)
     return 1 if problems else 0

@@ -81,5 +81,7 @@ def test_the_switches_of_the_workflow_are_those_ci_runs():
     assert "python benchmarks/compare_python_server.py" in ci_run  # also .ci/run's python_server=0 route
     settings = r"(?:opt_level|runtime_verification|python_server)=\w+"
     in_ci = set(re.findall(rf"lit -sv? -D ({settings}) lit_tests", ci_run))
-    in_ci |= {name for name in routes([]) if re.fullmatch(settings, name)} | {"python_server=0"}
+    compared = re.search(r"compare_python_server.py --routes (.*)", ci_run).group(1).split()
+    assert set(compared) <= set(routes([])) | {"mlir_python=torch_mlir"}
+    in_ci |= {name for name in compared if re.fullmatch(settings, name)} | {"python_server=0"}
     assert in_workflow == in_ci
