@@ -35,7 +35,10 @@ def chain():
     return lambda n: (lambda: jit.chain.benchmark(n, state, repeats=5, min_time=0.01, warmup=0.002))
 
 
+# Real kernels timed against each other: run alone (serial), since the other workers of a
+# parallel pytest run share the cores and widen the intervals (a CI run saw 1.34x to 4.53x).
 @pytest.mark.jit
+@pytest.mark.serial
 def test_a_true_3x_claim_passes_with_one_stable_line(chain, capsys):
     result = check_faster("chain", chain(1000), chain(4000), at_least=3)
     assert capsys.readouterr().err == "chain: faster, ok\n"
@@ -44,6 +47,7 @@ def test_a_true_3x_claim_passes_with_one_stable_line(chain, capsys):
 
 
 @pytest.mark.jit
+@pytest.mark.serial
 def test_a_false_2x_claim_between_identical_kernels_fails_with_the_figures(chain, capsys):
     with pytest.raises(AssertionError) as failed:
         check_faster("same kernel", chain(1000), chain(1000), at_least=2)
