@@ -78,14 +78,18 @@ def _check(name: str, value, kind, low, what: str):
 
 def _calibrate(loop: TimingLoop, warmup: float, target: float) -> int:
     """Runs samples for at least `warmup` seconds; returns the calls per sample that make a
-    sample last about `target` seconds (found by doubling from one call)."""
+    sample last about `target` seconds (found by doubling from one call). The per-call time is
+    the fastest of three samples at the last count: one the scheduler interrupted would otherwise
+    make every sample after it several times too short."""
     number, spent = 1, 0.0
     goal = min(target, _CALIBRATION_SAMPLE)
     while True:
         elapsed = loop.run(number, 1)[0] / 1e9
         spent += elapsed
         if elapsed >= goal:
-            per_call = elapsed / number
+            more = loop.run(number, 2)
+            spent += sum(more) / 1e9
+            per_call = min(elapsed, *(t / 1e9 for t in more)) / number
             if spent >= warmup:
                 return max(1, round(target / per_call))
         elif number < 1 << 40:
