@@ -304,7 +304,7 @@ def framework_arguments(bench: Bench) -> list[Row]:
     names = {"torch": "typed call add3, 3 x memref<?xf32> (n=16), torch.Tensor arguments: vs NumPy arguments",
              "torch_bound": "bound typed call jit.add3.bind(torch a, b, c)(): vs NumPy arguments",
              "jax": "typed call add3t, 2 x tensor<?xf32> + memref<?xf32> (n=16), jax.Array inputs: vs NumPy",
-             "torch_bf16": "typed call copy, 2 x memref<?xbf16> (n=16), torch.Tensor (through DLPack): vs NumPy"}
+             "torch_bf16": "typed call copy, 2 x memref<?xbf16> (n=16), torch.Tensor arguments: vs NumPy (ml_dtypes) arguments"}
     torch, jnp = optional("torch"), optional("jax.numpy")
     if JitModule is None or torch is None or jnp is None:
         missing = NOT_AVAILABLE if JitModule is None else "n/a (needs torch and jax: pip install -e '.[frameworks]')"

@@ -358,3 +358,42 @@ def test_a_writing_kernel_writes_into_the_tensor(jit):
     before = dl.exported_count()
     jit.scale(OnlyDLPack(t), 0.5)
     assert t.tolist() == [0.0, 1.5, 3.0, 4.5] and dl.exported_count() == before
+
+
+def test_a_tensor_with_the_negative_bit_is_refused_not_read_unnegated(jit):
+    # torch's own __dlpack__ exports such a tensor's memory as it is: its values un-negated.
+    c = torch.tensor([1 + 2j, 3 - 1j], dtype=torch.complex64)
+    for lazy in (c.conj().imag, torch._neg_view(torch.arange(2, dtype=torch.float32))):
+        assert lazy.is_neg()
+        with pytest.raises(ValueError, match=r"scale\(\): argument 0 expects .*negative bit set.*resolve_neg\(\)"):
+            jit.scale(lazy, 1.0)
+        with pytest.raises(ValueError, match="negative bit set"):
+            get_ranked_memref_descriptor(lazy)
+        with pytest.raises(ValueError, match="negative bit set"):
+            check_close("lazy", lazy, lazy.resolve_neg())
+    resolved = c.conj().imag.resolve_neg()
+    jit.scale(resolved, 2.0)
+    assert resolved.tolist() == [-4.0, 2.0]
+
+
+def test_the_contiguous_tensor_shortcut_takes_only_what_tensor_numpy_would_view(jit):
+    from memref_runtime.interop import torch_quick
+
+    quick = torch_quick(np.dtype(np.float32))
+    t = torch.arange(4, dtype=torch.float32)
+    assert quick(t) == (t.data_ptr(), (4,))
+    assert torch_quick(np.dtype(ml_dtypes.bfloat16))(b := t.to(torch.bfloat16)) == (b.data_ptr(), (4,))
+    declined = {"a subclass": torch.nn.Parameter(t.clone(), requires_grad=False),
+                "requires grad": t.clone().requires_grad_(), "sparse": t.to_sparse(),
+                "meta": torch.empty(4, device="meta"), "float64": t.double(), "strided": t[::2],
+                "negative bit": torch._neg_view(t), "not a tensor": t.numpy()}
+    assert {k: quick(v) for k, v in declined.items()} == dict.fromkeys(declined)
+    assert torch_quick(np.dtype(np.complex64))(torch.zeros(2, dtype=torch.complex64).conj()) is None
+    # What it declines goes the general route: the same results and errors as before.
+    p = declined["a subclass"]
+    jit.scale(p, 2.0)
+    assert p.tolist() == [0.0, 2.0, 4.0, 6.0]
+    for case, error, text in [("requires grad", ValueError, "require gradient"), ("sparse", ValueError, "layout"),
+                              ("meta", ValueError, "device meta"), ("float64", TypeError, "torch.float64")]:
+        with pytest.raises(error, match=rf"scale\(\): argument 0 expects memref<\?xf32>.*{text}"):
+            jit.scale(declined[case], 2.0)

@@ -24,7 +24,7 @@ import numpy as np
 from ..conversion import MemRefArray, _element_strides
 from ..descriptors import MAX_RANK
 from ..element_types import _BY_DTYPE, describe_dtype, element_type_for_mlir
-from ..interop import describe_foreign, importer
+from ..interop import describe_foreign, importer, torch_quick
 from .signatures import DYNAMIC, MemRefSpec, ScalarSpec, UnsupportedSpec
 
 WORD = 8
@@ -123,6 +123,15 @@ def memref_param(spec: MemRefSpec, where: str, frame_offset: int) -> _Param:
     def check(value, frame, original=None):
         """`original`: the other framework's array `value` is a view of, which the errors name."""
         if not isinstance(value, np.ndarray):
+            if quick:  # a plain contiguous CPU torch tensor: its fields straight away
+                torch_route = torch_state[0]
+                if torch_route is None:
+                    torch_route = torch_state[0] = torch_quick(primary)  # None again until torch is imported
+                got = torch_route(value) if torch_route else None
+                if got is not None:
+                    address, shape = got
+                    if not address & align_mask and (not static_dims or all(shape[i] == n for i, n in static_dims)):
+                        return (address, address - back, offset, *shape, *strides_of(shape))
             take = importer(value)
             if take is None:
                 raise TypeError(f"{where} expects {spec.mlir} ({expected}), got {describe(value)}")
@@ -179,6 +188,7 @@ def memref_param(spec: MemRefSpec, where: str, frame_offset: int) -> _Param:
 
     strides_of = _strides_function(rank)
     primary = accepted[0]
+    torch_state = [None]  # interop.torch_quick(primary), once torch is imported
 
     # The fast paths take a writable C-contiguous ndarray of the exact dtype: the buffer
     # protocol checks writability and contiguity in one step, faster than reading `flags`.
