@@ -18,7 +18,9 @@ PROVIDER = os.environ.get("MEMREF_RUNTIME_BINDINGS") or "mlir"  # lit.cfg.py's d
 
 
 def lit(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([LIT, "-a", "-D", f"exec_root={tmp_path}", *args], cwd=REPO,
+    # No performance tests: beside the other pytest workers their timing means nothing (README
+    # command 1 and CI's lit routes run them).
+    return subprocess.run([LIT, "-a", "-D", f"exec_root={tmp_path}", "-D", "perf_tests=0", *args], cwd=REPO,
                           capture_output=True, text=True, timeout=600)
 
 
