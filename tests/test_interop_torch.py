@@ -397,3 +397,14 @@ def test_the_contiguous_tensor_shortcut_takes_only_what_tensor_numpy_would_view(
                               ("meta", ValueError, "device meta"), ("float64", TypeError, "torch.float64")]:
         with pytest.raises(error, match=rf"scale\(\): argument 0 expects memref<\?xf32>.*{text}"):
             jit.scale(declined[case], 2.0)
+    # What it takes is still checked against the parameter: rank, static sizes.
+    with pytest.raises(ValueError, match=r"scale\(\): argument 0 expects memref<\?xf32> .*shape \(2, 2\)"):
+        jit.scale(torch.zeros(2, 2), 2.0)
+    with pytest.raises(ValueError, match=r"copy0_f32\(\): argument 1 expects memref<f32> .*shape \(1,\)"):
+        jit.copy0_f32(torch.zeros(()), torch.zeros(1))
+    from memref_runtime import JitModule
+
+    four = JitModule("func.func @four(%a: memref<4xf32>) {\n  return\n}\n")
+    four.four(torch.zeros(4))
+    with pytest.raises(ValueError, match=r"four\(\): argument 0 expects memref<4xf32> \(shape \(4,\)\), got .*shape \(5,\)"):
+        four.four(torch.zeros(5))

@@ -130,7 +130,8 @@ def memref_param(spec: MemRefSpec, where: str, frame_offset: int) -> _Param:
                 got = torch_route(value) if torch_route else None
                 if got is not None:
                     address, shape = got
-                    if not address & align_mask and (not static_dims or all(shape[i] == n for i, n in static_dims)):
+                    if len(shape) == rank and not address & align_mask and (
+                            not static_dims or all(shape[i] == n for i, n in static_dims)):
                         return (address, address - back, offset, *shape, *strides_of(shape))
             take = importer(value)
             if take is None:
