@@ -94,6 +94,16 @@ def _check_array(nparray, argument: str):
     return et if et is not None else element_type_for_dtype(nparray.dtype, argument)
 
 
+def row_major_strides(shape) -> tuple:
+    """Element strides of a C-contiguous (row-major) array of `shape`: what an identity layout
+    assumes, and what DLPack means by no strides."""
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= n
+    return tuple(reversed(strides))
+
+
 def _element_strides(nparray: np.ndarray, argument: str) -> tuple:
     """NumPy byte strides as element strides; exact, or a ValueError naming the stride."""
     itemsize, shape, strides = nparray.itemsize, nparray.shape, nparray.strides

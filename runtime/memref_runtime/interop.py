@@ -5,7 +5,9 @@ In, in this order (the first the object offers):
   - a torch.Tensor through `Tensor.numpy()`, a jax.Array on the CPU through `np.asarray`: both
     are zero-copy views of the framework's own memory, three times faster than a DLPack round
     trip; a dtype NumPy lacks (torch's bf16 and f8), or anything else they refuse, goes on
-    to DLPack, which imports it or says why not;
+    to DLPack, which imports it or says why not. Typed calls take a plain contiguous CPU tensor
+    without a view (`torch_quick`). A tensor with the negative bit set is refused: torch's own
+    `__dlpack__` would export its memory un-negated;
   - `__dlpack__`/`__dlpack_device__` (DLPack >= 1.0 asked for, the legacy capsule accepted);
   - `__array_interface__`, then the buffer protocol (memoryview).
 A NumPy scalar, a list or a number is no array here: the callers say what they expected.
@@ -26,8 +28,8 @@ import sys
 import numpy as np
 
 from . import dlpack as dl
-from .conversion import MemRefArray, view_memref
-from .element_types import dlpack_type_for_dtype, element_type_for_dlpack
+from .conversion import MemRefArray, row_major_strides, view_memref
+from .element_types import dlpack_type_for_dtype, element_type_for_dlpack, is_numpy_native
 
 __all__ = ["import_array", "importer", "as_ndarray", "is_array_like", "describe_foreign", "to_dlpack", "to_framework",
            "MemRefArray", "FRAMEWORKS"]
@@ -140,10 +142,7 @@ def from_dlpack(value, argument: str = "array", expected: str | None = None) -> 
     shape = tensor.shape
     strides = tensor.strides
     if strides is None:  # row-major
-        strides, step = [], 1
-        for n in reversed(shape):
-            strides.insert(0, step)
-            step *= n
+        strides = row_major_strides(shape)
     if not tensor.data and 0 not in shape:
         raise ValueError(f"{lead}{describe_foreign(value)}, whose DLPack tensor has a NULL data pointer")
     # A copy made for us would take writes the producer never sees: read-only, like the flag.
@@ -180,11 +179,6 @@ def _from_torch(tensor, argument, expected):
     return from_dlpack(tensor, argument, expected)
 
 
-# ml_dtypes' types that torch has under the same name and with the same encoding.
-_SAME_NAMED_IN_TORCH = frozenset({"bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
-                                  "float8_e5m2fnuz", "float8_e8m0fnu"})
-
-
 def torch_quick(dtype: np.dtype):
     """The typed calls' shortcut for the common torch argument, specialised for NumPy `dtype`:
     a function of a value giving (data address, shape) for a plain `torch.Tensor` of that dtype
@@ -195,9 +189,9 @@ def torch_quick(dtype: np.dtype):
     torch = sys.modules.get("torch")
     if torch is None:
         return None
-    if dtype.name in _SAME_NAMED_IN_TORCH:  # ml_dtypes' types, which torch.from_numpy refuses
-        wanted = getattr(torch, dtype.name, None)
-        if wanted is None:
+    if not is_numpy_native(dtype):  # ml_dtypes' bf16 and f8, which torch.from_numpy refuses:
+        wanted = getattr(torch, dtype.name, None)  # torch names the same encodings the same way
+        if not isinstance(wanted, torch.dtype):
             return False
     else:
         try:

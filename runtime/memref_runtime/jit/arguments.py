@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..conversion import MemRefArray, _element_strides
+from ..conversion import MemRefArray, _element_strides, row_major_strides
 from ..descriptors import MAX_RANK
 from ..element_types import _BY_DTYPE, describe_dtype, element_type_for_mlir
 from ..interop import describe_foreign, importer, torch_quick
@@ -64,21 +64,12 @@ def _shape_text(shape) -> str:
 
 # --- strides of C-contiguous arrays --------------------------------------------------------
 
-def _canonical_strides(shape) -> tuple:
-    """Element strides of a C-contiguous array of `shape` (what an identity layout assumes)."""
-    strides, step = [], 1
-    for n in reversed(shape):
-        strides.append(step)
-        step *= n
-    return tuple(reversed(strides))
-
-
 # The ranks almost every call uses, without a loop.
 _CANONICAL = {0: lambda s: (), 1: lambda s: (1,), 2: lambda s: (s[1], 1)}
 
 
 def _strides_function(rank: int | None):
-    return _CANONICAL.get(rank, _canonical_strides)
+    return _CANONICAL.get(rank, row_major_strides)
 
 
 # --- the converters ------------------------------------------------------------------------
@@ -120,6 +111,14 @@ def memref_param(spec: MemRefSpec, where: str, frame_offset: int) -> _Param:
             return (r, _addressof(frame) + inner, address, address, 0, *shape, *strides, *pads[r])
         return (address, address - back, offset, *shape, *strides)
 
+    def contiguous(address, shape):
+        """The fields of another framework's C-contiguous array at `address` (its dtype and
+        writability checked by the caller), or None where rank, static sizes or alignment refuse it."""
+        if len(shape) == rank and not address & align_mask and (
+                not static_dims or all(shape[i] == n for i, n in static_dims)):
+            return (address, address - back, offset, *shape, *strides_of(shape))
+        return None
+
     def check(value, frame, original=None):
         """`original`: the other framework's array `value` is a view of, which the errors name."""
         if not isinstance(value, np.ndarray):
@@ -129,10 +128,9 @@ def memref_param(spec: MemRefSpec, where: str, frame_offset: int) -> _Param:
                     torch_route = torch_state[0] = torch_quick(primary)  # None again until torch is imported
                 got = torch_route(value) if torch_route else None
                 if got is not None:
-                    address, shape = got
-                    if len(shape) == rank and not address & align_mask and (
-                            not static_dims or all(shape[i] == n for i, n in static_dims)):
-                        return (address, address - back, offset, *shape, *strides_of(shape))
+                    taken = contiguous(*got)
+                    if taken is not None:
+                        return taken
             take = importer(value)
             if take is None:
                 raise TypeError(f"{where} expects {spec.mlir} ({expected}), got {describe(value)}")
@@ -143,12 +141,12 @@ def memref_param(spec: MemRefSpec, where: str, frame_offset: int) -> _Param:
             if keep is not None:
                 kept = frame.__dict__  # a ctypes array's own attributes
                 kept["_views"] = [*kept.get("_views", ()), keep]
-            if quick and view.dtype is primary and view.ndim == rank and not address & align_mask:
+            if quick and view.dtype is primary:
                 flags = view.flags
-                shape = view.shape
-                if flags.c_contiguous and (flags.writeable or not writable) and (
-                        not static_dims or all(shape[i] == n for i, n in static_dims)):
-                    return (address, address - back, offset, *shape, *strides_of(shape))
+                if flags.c_contiguous and (flags.writeable or not writable):
+                    taken = contiguous(address, view.shape)
+                    if taken is not None:
+                        return taken
             return check(view, frame, value)
         given = lambda: describe(value) if original is None else describe(original, value)  # noqa: E731
         if isinstance(value, _MaskedArray):  # the native code would read the masked elements too
@@ -178,7 +176,7 @@ def memref_param(spec: MemRefSpec, where: str, frame_offset: int) -> _Param:
         if address & align_mask:
             raise ValueError(f"{where} expects {spec.mlir}, got {given()} at address {address:#x}, "
                              f"not aligned to {dtype.alignment} bytes; pass a copy (np.array(a))")
-        strides = (_canonical_strides(value.shape) if spec.identity
+        strides = (row_major_strides(value.shape) if spec.identity
                    else _element_strides(value, f"{where} ({spec.mlir})"))
         for i, s in static_strides:
             if value.shape[i] > 1 and strides[i] != s:
@@ -218,7 +216,7 @@ def memref_param(spec: MemRefSpec, where: str, frame_offset: int) -> _Param:
             return check(value, frame)
         if address & align_mask:
             return check(value, frame)
-        return fields(address, value.shape, _canonical_strides(value.shape), frame)
+        return fields(address, value.shape, row_major_strides(value.shape), frame)
 
     quick, writable = not unranked and not static_strides, spec.writable
 
