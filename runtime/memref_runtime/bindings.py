@@ -51,6 +51,17 @@ def opt_tool() -> str | None:
             or shutil.which(_OPT_TOOLS.get(name, ("bin", "mlir-opt"))[-1]))
 
 
+def package_folders(name: str) -> list[str]:
+    """The folders of package `name` (the bindings, `llvm`), found without importing it."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return []
+    return list(spec.submodule_search_locations or []) if spec else []
+
+
 def package_opt_tool(name: str, folders) -> str | None:
     """The opt tool that the bindings package `name`, found in `folders`, ships (no import)."""
     relative = _OPT_TOOLS.get(name, ("bin", "mlir-opt"))

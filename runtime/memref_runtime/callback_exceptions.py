@@ -53,18 +53,25 @@ class Recorder:
             return
         sys.stderr.write(f"memref-runtime: {pending} exception{'s' * (pending > 1)} raised in ctypes "
                          "callbacks (traceback above): exit status 1\n")
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (OSError, ValueError):
-                pass
-        try:
-            import ctypes  # here: importing it costs every test process ~3 ms at start-up
-
-            ctypes.CDLL(None).fflush(None)  # what native code printed with C's stdio
-        except (OSError, AttributeError):
-            pass
+        flush_output()
         os._exit(1)  # an atexit handler cannot change the exit status otherwise
+
+
+def flush_output() -> None:
+    """Flushes Python's streams (the current and the original ones) and C's stdio: before an
+    os._exit, which flushes neither, and before a fork, whose child would write the buffers again
+    (the pytest plugin's isolated children)."""
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        try:
+            stream.flush()
+        except (AttributeError, OSError, ValueError):  # None, or closed
+            pass
+    try:
+        import ctypes  # here: importing it costs every test process ~3 ms at start-up
+
+        ctypes.CDLL(None).fflush(None)  # what native code printed with C's stdio
+    except (OSError, AttributeError):
+        pass
 
 
 def callback_error(pending: list, where: str) -> CallbackException:

@@ -34,9 +34,14 @@ start-up, and imports neither numpy nor the MLIR bindings:
 
 from __future__ import annotations
 
+import os
 import sys
 
-__all__ = ["configure"]
+__all__ = ["configure", "SITE_HOOK"]
+
+# The folder of the site hook (_site/sitecustomize.py) that every test process imports first:
+# first on the PYTHONPATH of lit's tests, and of a pytest session's processes for another provider.
+SITE_HOOK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_site")
 
 
 def configure(config, lit_config, **options):

@@ -22,14 +22,13 @@ from lit.llvm.subst import ToolSubst
 
 from .. import settings
 from ..bindings import PROVIDERS, package_opt_tool
-from . import discovery, failure_report, server, upstream_compat, upstream_site
+from . import SITE_HOOK, discovery, failure_report, server, upstream_compat, upstream_site
 from .interpreter import ProbeError, probe
 from .parameters import Parameters
 from .test_format import MemrefRuntimeShTest
 from .toolchain import Toolchain, find_toolchain
 from .upstream_hook import UpstreamHook
 
-SITE_HOOK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_site")
 # The folder that holds the memref_runtime package: a source tree's runtime/, or site-packages.
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RUNTIMES = ("upstream", "memref_runtime")

@@ -144,7 +144,7 @@ def _identity(fd: int):
     return st.st_dev, st.st_ino
 
 
-def _write_all(fd: int, data: bytes) -> bool:
+def write_all(fd: int, data: bytes) -> bool:
     """Writes all of `data`; False when `fd` no longer takes any (its reader is gone)."""
     import select
 
@@ -193,9 +193,9 @@ def copy_pipes(sources: dict, report: int, child: int, deadline: float | None = 
                 poller.unregister(fd)
                 open_pipes.discard(fd)
                 continue
-            if report is not None and not _write_all(report, data):
+            if report is not None and not write_all(report, data):
                 report = None  # a full disk loses the report, never the test's output
-            sources[fd] = [d for d in sources[fd] if _write_all(d, data)]
+            sources[fd] = [d for d in sources[fd] if write_all(d, data)]
         if status is None:
             pid, status = os.waitpid(child, os.WNOHANG)
             status = status if pid else None

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 import pytest
 
+from ..bindings import package_folders
+
 
 @dataclass(frozen=True)
 class FileCheck:
@@ -35,15 +37,8 @@ class FileCheck:
 
 
 def _llvm_package_tool(name: str) -> str | None:
-    try:
-        spec = importlib.util.find_spec("llvm")
-    except (ImportError, ValueError):
-        return None
-    for folder in (spec.submodule_search_locations or []) if spec else []:
-        tool = os.path.join(folder, "bin", name)
-        if os.access(tool, os.X_OK):
-            return tool
-    return None
+    tools = (os.path.join(folder, "bin", name) for folder in package_folders("llvm"))
+    return next((tool for tool in tools if os.access(tool, os.X_OK)), None)
 
 
 @functools.cache

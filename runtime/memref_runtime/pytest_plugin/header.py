@@ -5,24 +5,15 @@ from __future__ import annotations
 
 import functools
 import importlib.metadata
-import importlib.util
 import os
 import re
 import subprocess
 
 from .. import settings as suite
 from ..bindings import ENV_VAR as BINDINGS_ENV
-from ..bindings import PROVIDERS, package_opt_tool
+from ..bindings import PROVIDERS, package_folders, package_opt_tool
 from . import filecheck
 from .options import Settings
-
-
-def _package_folders(name: str) -> list[str]:
-    try:
-        spec = importlib.util.find_spec(name)
-    except (ImportError, ValueError):
-        return []
-    return list(spec.submodule_search_locations or []) if spec else []
 
 
 @functools.cache
@@ -49,7 +40,7 @@ def mlir_line(settings: Settings) -> str:
     """`MLIR 22.1.8 (mlir: xtc-mlir-python-bindings 22.1.8.4, from <folder>)`, or why there is none."""
     wanted = settings.python or os.environ.get(BINDINGS_ENV)
     for name in (wanted,) if wanted else PROVIDERS:
-        folders = _package_folders(name)
+        folders = package_folders(name)
         if not folders:
             continue
         dist = _distribution(name)

@@ -44,6 +44,7 @@ from typing import NamedTuple
 
 import pytest
 
+from ..callback_exceptions import flush_output
 from ..lit import process_report
 from . import callbacks, leaks
 
@@ -117,7 +118,7 @@ class Child:
         with tempfile.TemporaryFile() as results, tempfile.TemporaryFile() as stderr:
             read_end, write_end = os.pipe()
             self.contexts_at_fork = leaks.live_contexts()
-            _flush()  # else what Python or C's stdio holds in a buffer would be written twice
+            flush_output()  # else what Python or C's stdio holds in a buffer would be written twice
             parent = os.getpid()
             with warnings.catch_warnings():  # Python 3.12+: xdist's threads are never the child's concern
                 warnings.filterwarnings("ignore", r".*multi-threaded.*fork", DeprecationWarning)
@@ -136,7 +137,7 @@ class Child:
         if timed_out or os.WIFSIGNALED(status) or not data:
             pytest.fail(self.crash_report(status, printed.decode(errors="replace"), timed_out), pytrace=False)
         if not self.live and printed:
-            _write_all(2, printed)
+            process_report.write_all(2, printed)
         self.outcome(pickle.loads(data))
 
     def wait(self, read_end: int, stderr: int) -> tuple[int, bool]:
@@ -180,10 +181,10 @@ class Child:
         except BaseException:  # noqa: BLE001 - reported as the child's exit status, with its traceback
             import traceback
 
-            _write_all(2, ("memref-runtime: the isolated child failed:\n" + traceback.format_exc()).encode())
+            process_report.write_all(2, ("memref-runtime: the isolated child failed:\n" + traceback.format_exc()).encode())
             code = 3
         finally:
-            _flush()
+            flush_output()
             os._exit(code)
 
     def call_in_child(self) -> dict:
@@ -353,24 +354,4 @@ def _kill(pid: int, signo: int) -> None:
     try:
         os.kill(pid, signo)
     except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    while data:
-        data = data[os.write(fd, data):]
-
-
-def _flush() -> None:
-    """Python's streams and C's stdio, before os._exit (which flushes neither)."""
-    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
-        try:
-            stream.flush()
-        except (AttributeError, OSError, ValueError):
-            pass
-    try:
-        import ctypes
-
-        ctypes.CDLL(None).fflush(None)
-    except (OSError, AttributeError):
         pass

@@ -104,7 +104,6 @@ OPTIONS = (
            "do not fail a test that leaves an MLIR Context alive (the check is on by default)", switch="0",
            ini_help="fail a test that leaves an MLIR Context alive: 1 (the default) or 0"),
 )
-_DEFAULTS = {"opt_levels": (), "isolate": False, "leak_check": True}
 
 
 @dataclass(frozen=True)
@@ -149,8 +148,7 @@ def read(config: pytest.Config, namespace) -> Settings:
             text = str(text).strip()
         if text == "" and option.name == "python" and os.environ.get(BINDINGS_ENV):
             text, origin = os.environ[BINDINGS_ENV], BINDINGS_ENV
-        if text == "":
-            values[option.name] = _DEFAULTS.get(option.name)
+        if text == "":  # Settings' own default
             continue
         try:
             values[option.name] = option.parse(text, origin)
@@ -158,13 +156,6 @@ def read(config: pytest.Config, namespace) -> Settings:
             raise pytest.UsageError(str(e)) from None
         origins.append((option.name, origin))
     return Settings(**values, origins=tuple(origins))
-
-
-def site_hook() -> str:
-    """The folder of lit's site hook, whose sitecustomize makes `import mlir` give another provider."""
-    from .. import lit
-
-    return os.path.join(os.path.dirname(os.path.abspath(lit.__file__)), "_site")
 
 
 def environment(settings: Settings) -> dict[str, str]:
@@ -177,7 +168,7 @@ def environment(settings: Settings) -> dict[str, str]:
     if settings.python is not None:
         env[BINDINGS_ENV] = settings.python
         if settings.python != "mlir":  # a Python process a test starts aliases `mlir` too, as lit's do
-            hook = site_hook()
+            from ..lit import SITE_HOOK as hook  # its sitecustomize makes `import mlir` give the provider
             rest = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != hook]
             env["PYTHONPATH"] = os.pathsep.join([hook, *rest])
     return env
