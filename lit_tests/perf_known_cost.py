@@ -3,7 +3,8 @@
 """The benchmark loop measures what a kernel costs: @chain runs %n dependent multiply-adds, so 4N
 steps take 4 times as long as N (measured: 4.00x, interval about 3.97x to 4.03x); the claim is 3x.
 A false claim fails: the same kernel twice is not 2x faster than itself, and check_faster's
-AssertionError says so with the measured ratio (about 1x, not printed: it varies by machine)."""
+AssertionError says it was measured false, with the ratio (about 1x, not printed: it varies by
+machine). Both are judged on the thread's CPU time, which a busy machine does not stretch."""
 
 import numpy as np
 
@@ -25,8 +26,8 @@ def testFourTimesTheWork():
         check_faster("N steps vs N, at least 2x", lambda: jit.chain.benchmark(N, state, **options),
                      lambda: jit.chain.benchmark(N, state, **options), at_least=2)
     except AssertionError as e:
-        # CHECK-NEXT: AssertionError: N steps vs N, at least 2x: expected fast to be at least 2x faster than slow
-        log("AssertionError:", str(e).split(", measured")[0])
+        # CHECK-NEXT: AssertionError: N steps vs N, at least 2x: expected fast to be at least 2x faster than slow; measured false
+        log(f"{type(e).__name__}:", str(e).split(" (95%")[0].rsplit(": ", 1)[0])
     else:
         log("the false claim passed")
 

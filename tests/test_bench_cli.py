@@ -90,7 +90,7 @@ def test_the_table_has_a_row_per_size_and_opt_level(capsys):
     assert [(r[0], r[1]) for r in rows] == [("8", "-O0"), ("16", "-O0"), ("8", "-O2"), ("16", "-O2")]
     assert [r[-1] for r in rows[:2]] == ["1.00x", "1.00x"]  # each size against its -O0 row
     assert all(r[11:13] == ["5", "x"] and r[6] == "to" for r in rows)  # --quick: 5 samples
-    assert lines[6].startswith("per call, in a native loop; the loop itself costs ")
+    assert lines[6].startswith("per call, in a native loop, of thread CPU time; the loop itself costs ")
     assert len(lines) == 7
 
 

@@ -61,6 +61,12 @@ func.func @global() -> memref<4xf32> {
   %g = memref.get_global @table : memref<4xf32>
   return %g : memref<4xf32>
 }
+// Sleeps %us microseconds: wall time passes, the thread's CPU time hardly does.
+func.func private @usleep(i32) -> i32
+func.func @sleep(%us: i32) {
+  %status = func.call @usleep(%us) : (i32) -> i32
+  return
+}
 func.func @scalar(%x: f64) -> f64 {
   %r = arith.mulf %x, %x : f64
   return %r : f64
@@ -101,6 +107,43 @@ def test_an_empty_call_costs_under_a_microsecond_and_the_overhead_is_reported(be
     result = bench.empty.benchmark(repeats=5, min_time=0.01)
     assert 0 < result.median < 1e-6
     assert 0 < result.overhead < 1e-6
+
+
+def test_every_sample_reads_three_clocks_and_the_thread_cpu_time_is_judged(bench):
+    state = np.zeros(1)
+    result = bench.chain.benchmark(1000, state, repeats=5, min_time=0.01)
+    assert result.clock == "thread" and set(result.by_clock) == {"wall", "process", "thread"}
+    assert result.samples == result.by_clock["thread"]
+    for thread, process, wall in zip(*(result.by_clock[c] for c in ("thread", "process", "wall"))):
+        # Read nested (wall outside, the thread's CPU time inside): each holds the next.
+        assert 0 < thread <= process and thread <= wall
+    wall = result.on("wall")
+    assert wall.clock == "wall" and wall.samples == result.by_clock["wall"] and wall.number == result.number
+    assert "per call of thread CPU time" in str(result)
+    with pytest.raises(ValueError, match=r"clock must be one of the clocks this result read \(process, thread, "
+                                         r"wall\), got 'cycles'"):
+        result.on("cycles")
+
+
+def test_a_sleeping_kernel_takes_wall_time_and_almost_no_cpu_time(jit):
+    # 2 ms asleep per call: the wall clock counts them, the CPU clocks count what the call ran.
+    result = jit.sleep.benchmark(np.int32(2000), number=3, repeats=3, warmup=0)
+    assert result.clock == "thread"
+    assert min(result.by_clock["wall"]) >= 2e-3
+    assert result.median < 0.5e-3
+    assert jit.sleep.benchmark(np.int32(2000), number=3, repeats=3, warmup=0, clock="wall").median >= 2e-3
+
+
+@pytest.mark.parametrize("thread, process, judged", [
+    ([100, 100], [101, 102], "thread"),  # an idle interpreter's other threads add ~nothing
+    ([100, 100], [190, 210], "process"),  # the kernel ran on other threads too
+])
+def test_cpu_clock_takes_the_process_time_when_other_threads_worked(thread, process, judged):
+    from memref_runtime.jit.benchmark import judged_clock
+
+    times = {"thread": thread, "process": process, "wall": [300, 300]}
+    assert judged_clock("cpu", times) == judged
+    assert judged_clock("wall", times) == "wall"
 
 
 def test_benchmark_works_before_and_after_the_first_call(bench):
@@ -199,6 +242,7 @@ def test_bad_arguments_fail_as_a_call_does(bench):
     ({"warmup": -1}, "warmup must be a number of seconds >= 0"),
     ({"flops": "2n"}, "flops must be a number >= 0"),
     ({"bytes": -1}, "bytes must be a number >= 0"),
+    ({"clock": "cycles"}, "clock must be one of 'cpu', 'thread', 'process', 'wall', got 'cycles'"),
 ])
 def test_bad_options_are_refused_by_name(bench, options, message):
     with pytest.raises(ValueError, match=message):
@@ -223,8 +267,9 @@ def test_statistics_of_the_samples():
     assert r.gflops == pytest.approx(2e3 / 6e-6 / 1e9) and r.gbps == pytest.approx(4e3 / 6e-6 / 1e9)
     assert r.total == pytest.approx(sum(SAMPLES) * 1e-6 * 10)
     assert json.loads(json.dumps(r.to_dict()))["ci_low"] == r.ci[0]
+    assert r.clock == "wall" and r.to_dict()["clock"] == "wall"
     text = str(r)
-    assert text.startswith("k: median 6 us per call (99% interval 2 us to 10 us), min 1 us")
+    assert text.startswith("k: median 6 us per call of wall time (99% interval 2 us to 10 us), min 1 us")
     assert "11 samples of 10 calls; loop overhead 2 ns per call; 0.333 GFLOP/s; 0.667 GB/s" in text
     assert repr(r) == f"<BenchmarkResult {text}>"
 

@@ -222,3 +222,45 @@ def test_an_unsupported_test_names_each_missing_feature_once(tmp_path):
     suite = write(tmp_path / "u", {"lit.cfg.py": config_calling(), "t.py": "# RUN: true\n# REQUIRES: no-such-feature\n"})
     out = subprocess.run([LIT, "-a", str(suite)], capture_output=True, text=True, timeout=300)
     assert "Test requires the following unavailable features: no-such-feature\n" in out.stdout, out.stdout
+
+
+# Each test writes `<name> start|end <time>` around a sleep: which tests ran at once.
+OVERLAP_TEST = """# RUN: %PYTHON %s
+# REQUIRES: {requires}
+import os, time
+log = os.path.join(os.path.dirname(os.path.abspath(__file__)), "times.log")
+with open(log, "a") as f:
+    f.write(f"{{os.path.basename(__file__)}} start {{time.time()}}\\n")
+time.sleep(0.4)
+with open(log, "a") as f:
+    f.write(f"{{os.path.basename(__file__)}} end {{time.time()}}\\n")
+"""
+
+
+def spans(log: Path) -> dict:
+    times: dict = {}
+    for line in log.read_text().splitlines():
+        name, edge, at = line.split()
+        times.setdefault(name, {})[edge] = float(at)
+    return {name: (t["start"], t["end"]) for name, t in times.items()}
+
+
+def overlap(a: tuple, b: tuple) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
+
+
+@needs_lit
+def test_performance_tests_run_one_at_a_time_and_others_beside_them(tmp_path):
+    suite = write(tmp_path / "timed", {
+        "lit.cfg.py": config_calling(),
+        **{f"perf_{i}.py": OVERLAP_TEST.format(requires="perf-tests") for i in range(3)},
+        **{f"plain_{i}.py": OVERLAP_TEST.format(requires="host-supports-jit") for i in range(3)},
+    })
+    out = run_lit(suite, "-j", "3")
+    assert out.returncode == 0, out.stdout + out.stderr
+    got = spans(suite / "times.log")
+    perf = [got[f"perf_{i}.py"] for i in range(3)]
+    assert not any(overlap(a, b) for i, a in enumerate(perf) for b in perf[i + 1:]), got
+    # The others are not held back: at least two of the six tests ran at once.
+    everything = list(got.values())
+    assert any(overlap(a, b) for i, a in enumerate(everything) for b in everything[i + 1:]), got

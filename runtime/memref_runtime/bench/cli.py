@@ -115,6 +115,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--repeats", type=lambda t: _positive_ints(t, "a count", 1)[0], help="samples per row (default 11)")
     p.add_argument("--min-time", type=_seconds, help="seconds of measurement per row (default 0.1)")
     p.add_argument("--warmup", type=_seconds, help="seconds of warm-up per row (default 0.02)")
+    p.add_argument("--clock", choices=("cpu", "thread", "process", "wall"), default="cpu",
+                   help="what the times count (default cpu: the thread's CPU time, or the process's where the kernel "
+                        "uses threads; wall: elapsed time, which a busy machine stretches)")
     p.add_argument("--quick", action="store_true", help="short runs (5 samples, 0.02 s per row): a smoke test")
     p.add_argument("--json", action="store_true", help="print the rows as JSON instead of the table")
     p.add_argument("--plot", metavar="FILE", help="also draw time (or GFLOP/s, GB/s) against size to FILE (.png, .svg)")
@@ -150,13 +153,14 @@ def measure(args) -> tuple[list, str]:
             inputs = make_inputs(sig, size, seed=args.seed, fixed=dict(args.arg))
             counts = {name: (None if getattr(args, name) is None or size is None else getattr(args, name)(size))
                       for name in ("flops", "bytes")}
-            result = function.benchmark(*inputs, **_options(args), **counts)
+            result = function.benchmark(*inputs, **_options(args), **counts, clock=args.clock)
             rows.append({"size": size, "opt_level": level, "result": result})
     return rows, pipeline
 
 
 def table(rows: list, title: str) -> str:
     """The rows as an aligned text table, with the speed-up against the first opt level (if several)."""
+    from ..jit.benchmark_result import CLOCK_NAMES
     from ..jit.benchmark_result import format_seconds as f
 
     baseline = {}
@@ -180,8 +184,9 @@ def table(rows: list, title: str) -> str:
     text = [title, "  ".join(h.ljust(w) for h, w in zip(head, widths))]
     text += ["  ".join(c.rjust(w) if i != 3 else c.ljust(w) for i, (c, w) in enumerate(zip(line, widths)))
              for line in body]
-    overhead = rows[0]["result"].overhead
-    text.append(f"per call, in a native loop; the loop itself costs {f(overhead)} per call (included)")
+    overhead, clocks = rows[0]["result"].overhead, sorted({CLOCK_NAMES[row["result"].clock] for row in rows})
+    text.append(f"per call, in a native loop, of {' or '.join(clocks)}; the loop itself costs {f(overhead)} per call "
+                f"(included)")
     return "\n".join(text)
 
 

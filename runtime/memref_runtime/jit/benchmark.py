@@ -17,6 +17,14 @@ sample. In order:
 3. `repeats` samples, then the loop's own cost per call (the empty kernel, ~1-2 ns), reported
    as `overhead` and not subtracted.
 
+Every sample reads three clocks (timing_loop.py): the wall clock, the process's CPU time and
+the CPU time of the thread that calls the kernel. `clock=` says which one the statistics are
+of: "cpu" (the default) is the thread's, or the process's where the kernel used other threads
+too (the process's CPU time grew more than the thread's); "thread", "process" and "wall" pick
+one. A busy machine stretches wall-clock samples by the time the scheduler gave others, but
+not CPU time, which is what a speed claim is judged on (docs/benchmarking.md says when wall
+time is the right measure). The result keeps every clock's samples (`by_clock`).
+
 Under runtime verification the kernel's checks are timed, and the whole loop runs inside the
 JitModule's guard: a failed check raises RuntimeVerificationError (what the kernel allocated
 on that call is not freed, as for a call). A module with Python callbacks can be timed, but then
@@ -35,6 +43,10 @@ from .benchmark_result import BenchmarkResult
 from .timing_loop import FREE_BOTH, FREE_DATA, FREE_DESCRIPTOR, TimingLoop, loop_address, loop_overhead
 
 DEFAULT_WARMUP = 0.02
+CLOCK_CHOICES = ("cpu", "thread", "process", "wall")
+# The process's CPU time counts other threads' work too: more than this much over the thread's
+# and the kernel is taken to run on several threads (an idle interpreter adds ~0).
+OTHER_THREADS = 1.1
 DEFAULT_REPEATS = 11
 DEFAULT_MIN_TIME = 0.1
 _CALIBRATION_SAMPLE = 1e-3  # seconds: long enough for a clock read's ~20 ns to vanish
@@ -76,6 +88,13 @@ def _check(name: str, value, kind, low, what: str):
     return value
 
 
+def _duration(times: dict) -> list[float]:
+    """Per sample, the seconds a sample of the kernel lasted: the smaller of the wall clock (a
+    kernel on several threads adds their CPU times up) and the process's CPU time (the wall
+    clock counts the time the scheduler gave other processes)."""
+    return [min(w, p) / 1e9 for w, p in zip(times["wall"], times["process"])]
+
+
 def _calibrate(loop: TimingLoop, warmup: float, target: float) -> int:
     """Runs samples for at least `warmup` seconds; returns the calls per sample that make a
     sample last about `target` seconds (found by doubling from one call). The per-call time is
@@ -84,21 +103,32 @@ def _calibrate(loop: TimingLoop, warmup: float, target: float) -> int:
     number, spent = 1, 0.0
     goal = min(target, _CALIBRATION_SAMPLE)
     while True:
-        elapsed = loop.run(number, 1)[0] / 1e9
+        elapsed = _duration(loop.run(number, 1))[0]
         spent += elapsed
         if elapsed >= goal:
-            more = loop.run(number, 2)
-            spent += sum(more) / 1e9
-            per_call = min(elapsed, *(t / 1e9 for t in more)) / number
+            more = _duration(loop.run(number, 2))
+            spent += sum(more)
+            per_call = min(elapsed, *more) / number
             if spent >= warmup:
                 return max(1, round(target / per_call))
         elif number < 1 << 40:
             number *= max(2, min(16, int(goal / max(elapsed, 1e-9))))
 
 
+def judged_clock(clock: str, times: dict) -> str:
+    """The clock a result's statistics are of: `clock`, or for "cpu" the thread's CPU time, or
+    the process's where other threads of the process worked during the samples."""
+    if clock != "cpu":
+        return clock
+    return "process" if sum(times["process"]) > OTHER_THREADS * sum(times["thread"]) else "thread"
+
+
 def run_benchmark(jit, name: str, args: tuple, *, warmup: float = DEFAULT_WARMUP, repeats: int = DEFAULT_REPEATS,
-                  min_time: float | None = None, number: int | None = None, flops=None, bytes=None) -> BenchmarkResult:
+                  min_time: float | None = None, number: int | None = None, flops=None, bytes=None,
+                  clock: str = "cpu") -> BenchmarkResult:
     """`jit.<name>.benchmark(*args, ...)`: see the module docstring."""
+    if clock not in CLOCK_CHOICES:
+        raise ValueError(f"benchmark(): clock must be one of {', '.join(map(repr, CLOCK_CHOICES))}, got {clock!r}")
     _check("warmup", warmup, (int, float), 0, "a number of seconds >= 0")
     _check("repeats", repeats, int, 1, "an int >= 1 (the number of samples)")
     if number is not None and min_time is not None:
@@ -129,10 +159,12 @@ def run_benchmark(jit, name: str, args: tuple, *, warmup: float = DEFAULT_WARMUP
         elif warmup > 0:
             spent = 0.0
             while spent < warmup:
-                spent += loop.run(number, 1)[0] / 1e9
+                spent += _duration(loop.run(number, 1))[0]
         times = loop.run(number, repeats)
     finally:
         if errors:
             errors.after_native(saved)  # a callback's exception, raised now
-    return BenchmarkResult(name=name, samples=tuple(t / number / 1e9 for t in times), number=number,
-                           overhead=loop_overhead(), flops=flops, bytes=bytes)
+    judged = judged_clock(clock, times)
+    by_clock = {c: tuple(t / number / 1e9 for t in values) for c, values in times.items()}
+    return BenchmarkResult(name=name, samples=by_clock[judged], number=number, overhead=loop_overhead()[judged],
+                           flops=flops, bytes=bytes, clock=judged, by_clock=by_clock)

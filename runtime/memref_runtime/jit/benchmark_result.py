@@ -12,9 +12,11 @@ from __future__ import annotations
 import math
 import statistics
 from fractions import Fraction
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 CONFIDENCE = 0.95
+# What each clock of a result counts, as its __str__ says it.
+CLOCK_NAMES = {"thread": "thread CPU time", "process": "process CPU time", "wall": "wall time"}
 
 
 def median_interval(sorted_values, confidence: float = CONFIDENCE) -> tuple[float, float, float]:
@@ -58,7 +60,8 @@ def format_seconds(seconds: float) -> str:
 
 @dataclass(frozen=True)
 class BenchmarkResult:
-    """Per-call times of one benchmark, in seconds (`samples`, in the order they were taken)."""
+    """Per-call times of one benchmark, in seconds (`samples`, in the order they were taken, on
+    `clock`; `by_clock` holds every clock the loop read, the same samples timed by each)."""
 
     name: str
     samples: tuple
@@ -66,12 +69,25 @@ class BenchmarkResult:
     overhead: float  # per call: the empty kernel through the same loop (included in the samples)
     flops: float | None = None  # per call, as the caller said
     bytes: float | None = None
+    clock: str = "wall"  # "thread", "process" (CPU time) or "wall": what `samples` counted
+    by_clock: dict = field(default_factory=dict, compare=False)
     _sorted: tuple = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
         if not self.samples:
             raise ValueError("BenchmarkResult: no samples")
+        if self.clock not in CLOCK_NAMES:
+            raise ValueError(f"BenchmarkResult: clock must be one of {sorted(CLOCK_NAMES)}, got {self.clock!r}")
         object.__setattr__(self, "_sorted", tuple(sorted(self.samples)))
+
+    def on(self, clock: str) -> BenchmarkResult:
+        """The same result with the statistics of another clock's samples (from `by_clock`)."""
+        if clock == self.clock:
+            return self
+        if clock not in self.by_clock:
+            raise ValueError(f"BenchmarkResult.on(): clock must be one of the clocks this result read "
+                             f"({', '.join(sorted(self.by_clock)) or self.clock}), got {clock!r}")
+        return replace(self, samples=self.by_clock[clock], clock=clock)
 
     @property
     def repeats(self) -> int:
@@ -144,12 +160,14 @@ class BenchmarkResult:
                 "stdev": self.stdev, "q1": self.q1, "q3": self.q3, "ci_low": low, "ci_high": high,
                 "ci_level": level, "number": self.number, "repeats": self.repeats, "overhead": self.overhead,
                 "flops": self.flops, "bytes": self.bytes, "gflops": self.gflops, "gbps": self.gbps,
-                "samples": list(self.samples)}
+                "clock": self.clock, "samples": list(self.samples),
+                "samples_by_clock": {c: list(v) for c, v in self.by_clock.items()}}
 
     def __str__(self) -> str:
         low, high, level = median_interval(self._sorted)
         f = format_seconds
-        text = (f"{self.name}: median {f(self.median)} per call ({level:.0%} interval {f(low)} to {f(high)}), "
+        text = (f"{self.name}: median {f(self.median)} per call of {CLOCK_NAMES[self.clock]} "
+                f"({level:.0%} interval {f(low)} to {f(high)}), "
                 f"min {f(self.min)}, mean {f(self.mean)}, stdev {f(self.stdev)}, IQR {f(self.iqr)}; "
                 f"{self.repeats} samples of {self.number} call{'s' * (self.number != 1)}; "
                 f"loop overhead {f(self.overhead)} per call")

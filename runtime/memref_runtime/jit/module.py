@@ -123,10 +123,11 @@ class JitFunction:
         return self._jit._invoker(self.signature.name).bind(*args)
 
     def benchmark(self, *args, warmup: float = DEFAULT_WARMUP, repeats: int = DEFAULT_REPEATS,
-                  min_time: float | None = None, number: int | None = None, flops=None, bytes=None):
+                  min_time: float | None = None, number: int | None = None, flops=None, bytes=None,
+                  clock: str = "cpu"):
         """Times calls on `args` in a native loop (benchmark.py); returns a BenchmarkResult."""
         return run_benchmark(self._jit, self.signature.name, args, warmup=warmup, repeats=repeats,
-                             min_time=min_time, number=number, flops=flops, bytes=bytes)
+                             min_time=min_time, number=number, flops=flops, bytes=bytes, clock=clock)
 
     def __repr__(self) -> str:
         return f"<JitFunction {self.signature}>"

@@ -2,14 +2,23 @@
 
 One small module, JIT-compiled once per process, holds
 
-    @__memref_runtime_bench(fn, packed, number, samples, out, frees, nfrees, clock)
+    @__memref_runtime_bench(fn, packed, number, samples, out, frees, nfrees, clocks, nclocks)
 
-which, `samples` times, reads `clock_gettime(clock)`, calls `fn(packed)` `number` times and
-reads the clock again, storing the nanoseconds of each sample in `out[s]`. `fn` is a packed
-wrapper (`void fn(void **args)`: the ExecutionEngine makes one for every function, and a
-JitModule's kernels are called through `_mlir__mlir_ciface_<name>`), `packed` the frame a call
-plan packed once. The call goes through a function pointer the loop cannot see through, so
-LLVM can neither inline nor drop it.
+which, `samples` times, reads each of the `nclocks` clocks in `clocks` (`clock_gettime` ids),
+calls `fn(packed)` `number` times and reads the clocks again in the opposite order, storing the
+nanoseconds that clock `c` counted in sample `s` in `out[s * nclocks + c]`. Read in that order,
+the first clock's interval holds the second's, which holds the third's: the innermost clock
+(the thread's CPU time) counts the least of the clock reads themselves.
+
+Why several clocks: a wall-clock sample counts the time the scheduler gave other processes
+while the kernel waited; the CPU time of the thread (CLOCK_THREAD_CPUTIME_ID) counts only the
+time the kernel ran, and the process's (CLOCK_PROCESS_CPUTIME_ID) adds that of the process's
+other threads, for kernels that use them (docs/benchmarking.md).
+
+`fn` is a packed wrapper (`void fn(void **args)`: the ExecutionEngine makes one for every
+function, and a JitModule's kernels are called through `_mlir__mlir_ciface_<name>`), `packed`
+the frame a call plan packed once. The call goes through a function pointer the loop cannot see
+through, so LLVM can neither inline nor drop it.
 
 After each call the loop frees what the call allocated for its results, so that timing a
 function that returns fresh memrefs does not leak one buffer per call: `frees` holds `nfrees`
@@ -31,6 +40,10 @@ import time
 from ..bindings import bindings
 
 FREE_DATA, FREE_DESCRIPTOR, FREE_BOTH = 0, 1, 2
+# The clocks every sample reads, outermost first: name -> clock_gettime id.
+CLOCKS = {"wall": time.CLOCK_MONOTONIC, "process": time.CLOCK_PROCESS_CPUTIME_ID,
+          "thread": time.CLOCK_THREAD_CPUTIME_ID}
+MAX_CLOCKS = 4
 
 _LOOP_MLIR = r"""
 llvm.func @clock_gettime(i32, !llvm.ptr) -> i32
@@ -47,18 +60,65 @@ llvm.func internal @__memref_runtime_now(%clock: i32, %timespec: !llvm.ptr) -> i
   llvm.return %now : i64
 }
 
+// starts[c] = now(clocks[c]), c = 0 .. n-1.
+llvm.func internal @__memref_runtime_start(%clocks: !llvm.ptr, %n: i64, %starts: !llvm.ptr, %timespec: !llvm.ptr) attributes {passthrough = ["alwaysinline"]} {
+  %c0 = llvm.mlir.constant(0 : i64) : i64
+  %c1 = llvm.mlir.constant(1 : i64) : i64
+  llvm.br ^loop(%c0 : i64)
+^loop(%c: i64):
+  %more = llvm.icmp "slt" %c, %n : i64
+  llvm.cond_br %more, ^read, ^done
+^read:
+  %at_clock = llvm.getelementptr %clocks[%c] : (!llvm.ptr, i64) -> !llvm.ptr, i32
+  %clock = llvm.load %at_clock : !llvm.ptr -> i32
+  %now = llvm.call @__memref_runtime_now(%clock, %timespec) : (i32, !llvm.ptr) -> i64
+  %at_start = llvm.getelementptr %starts[%c] : (!llvm.ptr, i64) -> !llvm.ptr, i64
+  llvm.store %now, %at_start : i64, !llvm.ptr
+  %next = llvm.add %c, %c1 : i64
+  llvm.br ^loop(%next : i64)
+^done:
+  llvm.return
+}
+
+// row[c] = now(clocks[c]) - starts[c], c = n-1 .. 0 (the reverse order of the start).
+llvm.func internal @__memref_runtime_stop(%clocks: !llvm.ptr, %n: i64, %starts: !llvm.ptr, %row: !llvm.ptr, %timespec: !llvm.ptr) attributes {passthrough = ["alwaysinline"]} {
+  %c1 = llvm.mlir.constant(1 : i64) : i64
+  %last = llvm.sub %n, %c1 : i64
+  llvm.br ^loop(%last : i64)
+^loop(%c: i64):
+  %c0 = llvm.mlir.constant(0 : i64) : i64
+  %more = llvm.icmp "sge" %c, %c0 : i64
+  llvm.cond_br %more, ^read, ^done
+^read:
+  %at_clock = llvm.getelementptr %clocks[%c] : (!llvm.ptr, i64) -> !llvm.ptr, i32
+  %clock = llvm.load %at_clock : !llvm.ptr -> i32
+  %now = llvm.call @__memref_runtime_now(%clock, %timespec) : (i32, !llvm.ptr) -> i64
+  %at_start = llvm.getelementptr %starts[%c] : (!llvm.ptr, i64) -> !llvm.ptr, i64
+  %start = llvm.load %at_start : !llvm.ptr -> i64
+  %elapsed = llvm.sub %now, %start : i64
+  %at_out = llvm.getelementptr %row[%c] : (!llvm.ptr, i64) -> !llvm.ptr, i64
+  llvm.store %elapsed, %at_out : i64, !llvm.ptr
+  %next = llvm.sub %c, %c1 : i64
+  llvm.br ^loop(%next : i64)
+^done:
+  llvm.return
+}
+
 llvm.func @__memref_runtime_bench(%fn: !llvm.ptr, %packed: !llvm.ptr, %number: i64, %samples: i64,
-                                  %out: !llvm.ptr, %frees: !llvm.ptr, %nfrees: i64, %clock: i32) {
+                                  %out: !llvm.ptr, %frees: !llvm.ptr, %nfrees: i64,
+                                  %clocks: !llvm.ptr, %nclocks: i64) {
   %c0 = llvm.mlir.constant(0 : i64) : i64
   %c1 = llvm.mlir.constant(1 : i64) : i64
   %c2 = llvm.mlir.constant(2 : i64) : i64
+  %cmax = llvm.mlir.constant(MAX_CLOCKS : i64) : i64
   %timespec = llvm.alloca %c1 x !llvm.array<2 x i64> {alignment = 8 : i64} : (i64) -> !llvm.ptr
+  %starts = llvm.alloca %cmax x i64 {alignment = 8 : i64} : (i64) -> !llvm.ptr
   llvm.br ^sample(%c0 : i64)
 ^sample(%s: i64):
   %more_samples = llvm.icmp "slt" %s, %samples : i64
   llvm.cond_br %more_samples, ^start, ^done
 ^start:
-  %t0 = llvm.call @__memref_runtime_now(%clock, %timespec) : (i32, !llvm.ptr) -> i64
+  llvm.call @__memref_runtime_start(%clocks, %nclocks, %starts, %timespec) : (!llvm.ptr, i64, !llvm.ptr, !llvm.ptr) -> ()
   llvm.br ^call(%c0 : i64)
 ^call(%i: i64):
   %more_calls = llvm.icmp "slt" %i, %number : i64
@@ -90,10 +150,9 @@ llvm.func @__memref_runtime_bench(%fn: !llvm.ptr, %packed: !llvm.ptr, %number: i
   %i_next = llvm.add %i, %c1 : i64
   llvm.br ^call(%i_next : i64)
 ^stop:
-  %t1 = llvm.call @__memref_runtime_now(%clock, %timespec) : (i32, !llvm.ptr) -> i64
-  %elapsed = llvm.sub %t1, %t0 : i64
-  %at_sample = llvm.getelementptr %out[%s] : (!llvm.ptr, i64) -> !llvm.ptr, i64
-  llvm.store %elapsed, %at_sample : i64, !llvm.ptr
+  %row_start = llvm.mul %s, %nclocks : i64
+  %row = llvm.getelementptr %out[%row_start] : (!llvm.ptr, i64) -> !llvm.ptr, i64
+  llvm.call @__memref_runtime_stop(%clocks, %nclocks, %starts, %row, %timespec) : (!llvm.ptr, i64, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
   %s_next = llvm.add %s, %c1 : i64
   llvm.br ^sample(%s_next : i64)
 ^done:
@@ -103,7 +162,7 @@ llvm.func @__memref_runtime_bench(%fn: !llvm.ptr, %packed: !llvm.ptr, %number: i
 llvm.func @__memref_runtime_bench_empty() {
   llvm.return
 }
-"""
+""".replace("MAX_CLOCKS", str(MAX_CLOCKS))
 
 _PACKED = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
@@ -132,7 +191,7 @@ def empty_kernel_address() -> int:
 class _Arguments(ctypes.Structure):
     _fields_ = [("fn", ctypes.c_void_p), ("packed", ctypes.c_void_p), ("number", ctypes.c_int64),
                 ("samples", ctypes.c_int64), ("out", ctypes.c_void_p), ("frees", ctypes.c_void_p),
-                ("nfrees", ctypes.c_int64), ("clock", ctypes.c_int32)]
+                ("nfrees", ctypes.c_int64), ("clocks", ctypes.c_void_p), ("nclocks", ctypes.c_int64)]
 
 
 class TimingLoop:
@@ -141,8 +200,14 @@ class TimingLoop:
     `enter(args_address)` runs the loop's packed wrapper: a plain ctypes call, or a JitModule's
     runtime-verification guard (which raises when a check in the kernel failed)."""
 
-    def __init__(self, kernel: int, packed: int, frees=(), enter=None):
-        self._args = _Arguments(fn=kernel, packed=packed, clock=time.CLOCK_MONOTONIC)
+    def __init__(self, kernel: int, packed: int, frees=(), enter=None, clocks=tuple(CLOCKS)):
+        unknown = [c for c in clocks if c not in CLOCKS]
+        if unknown or not 0 < len(clocks) <= MAX_CLOCKS:
+            raise ValueError(f"TimingLoop: clocks must be 1 to {MAX_CLOCKS} of {sorted(CLOCKS)}, got {clocks!r}")
+        self.clocks = tuple(clocks)
+        self._clock_ids = (ctypes.c_int32 * len(clocks))(*(CLOCKS[c] for c in clocks))
+        self._args = _Arguments(fn=kernel, packed=packed, clocks=ctypes.addressof(self._clock_ids),
+                                nclocks=len(clocks))
         self._frees = (ctypes.c_int64 * max(2 * len(frees), 1))(*(w for pair in frees for w in pair))
         self._args.frees, self._args.nfrees = ctypes.addressof(self._frees), len(frees)
         fields = [getattr(_Arguments, name) for name, _ in _Arguments._fields_]
@@ -151,30 +216,33 @@ class TimingLoop:
         self._enter = enter or _PACKED(loop_address())
         self._out = None
 
-    def run(self, number: int, samples: int) -> list[int]:
-        """Nanoseconds of each of `samples` samples of `number` calls."""
-        if self._out is None or len(self._out) < samples:
-            self._out = (ctypes.c_int64 * samples)()
+    def run(self, number: int, samples: int) -> dict[str, list[int]]:
+        """Clock name -> the nanoseconds it counted in each of `samples` samples of `number` calls."""
+        width = len(self.clocks)
+        if self._out is None or len(self._out) < samples * width:
+            self._out = (ctypes.c_int64 * (samples * width))()
         args = self._args
         args.number, args.samples, args.out = number, samples, ctypes.addressof(self._out)
         self._enter(self._packed)
-        return self._out[:samples]
+        values = self._out[:samples * width]
+        return {clock: values[c::width] for c, clock in enumerate(self.clocks)}
 
 
 @functools.cache
 def _empty_number() -> int:
-    """Calls of the empty kernel per sample such that a sample lasts about 0.2 ms (found once)."""
-    loop, number = TimingLoop(empty_kernel_address(), 0), 1024
+    """Calls of the empty kernel per sample such that a sample lasts about 0.2 ms of the
+    thread's CPU time (found once)."""
+    loop, number = TimingLoop(empty_kernel_address(), 0, clocks=("thread",)), 1024
     while True:
-        elapsed = min(loop.run(number, 3))
+        elapsed = min(loop.run(number, 3)["thread"])
         if elapsed >= 200_000 or number >= 1 << 30:
             return number
         number *= 4 if elapsed < 50_000 else 2
 
 
-def loop_overhead(samples: int = 5) -> float:
-    """What one iteration of the loop costs, in seconds: the median per-call time of the empty
-    kernel through it (the call through a pointer, the free-list test, the loop itself)."""
+def loop_overhead(samples: int = 5) -> dict[str, float]:
+    """What one iteration of the loop costs, in seconds, on each clock: the median per-call time
+    of the empty kernel through it (the call through a pointer, the free-list test, the loop)."""
     number = _empty_number()
-    times = sorted(TimingLoop(empty_kernel_address(), 0).run(number, samples))
-    return times[len(times) // 2] / number / 1e9
+    times = TimingLoop(empty_kernel_address(), 0).run(number, samples)
+    return {clock: sorted(t)[len(t) // 2] / number / 1e9 for clock, t in times.items()}

@@ -22,7 +22,7 @@ from lit.llvm.subst import ToolSubst
 
 from .. import settings
 from ..bindings import PROVIDERS, package_opt_tool
-from . import SITE_HOOK, discovery, failure_report, server, upstream_compat, upstream_site
+from . import SITE_HOOK, discovery, failure_report, parallelism, server, upstream_compat, upstream_site
 from .interpreter import ProbeError, probe
 from .parameters import Parameters
 from .test_format import MemrefRuntimeShTest
@@ -181,8 +181,10 @@ def configure(config, lit_config, *, caller: str | None, name: str | None = None
                 config.available_features.add(feature(value))
     # Performance tests (`REQUIRES: perf-tests`) time kernels against each other: on by default,
     # `-D perf_tests=0` skips them where timing means nothing (an emulator, a sanitizer build).
+    # They run one at a time (parallelism.py).
     if params.parsed("perf_tests", settings.parse_flag) is not False:
-        config.available_features.add("perf-tests")
+        config.available_features.add(parallelism.PERF_FEATURE)
+    parallelism.install(config, lit_config)
     # `%opt_level`: the level in force, for checks that depend on it (--check-prefixes=CHECK,LEVEL%opt_level).
     config.substitutions.append(("%opt_level", env.get(settings.OPT_LEVEL_ENV, str(settings.DEFAULT_OPT_LEVEL))))
     # Libraries named with -D are also what the tests' in-process JIT links by default.

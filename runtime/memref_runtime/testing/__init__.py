@@ -20,11 +20,11 @@ from ..jit.lowering import lower_to_llvm
 from ..np_to_memref import get_ranked_memref_descriptor, get_unranked_memref_descriptor
 from ..settings import resolve_opt_level
 from .numerics import check_close
-from .performance import Comparison, check_faster, compare
+from .performance import Comparison, InconclusiveClaim, check_faster, compare
 
 __all__ = ["log", "run", "lower", "execution_engine", "check_close", "check_against", "DifferentialError",
            "memref_arg", "unranked_arg", "mlir_inputs", "parse_input", "flush_c_stdout", "CallbackException",
-           "check_faster", "compare", "Comparison"]
+           "check_faster", "compare", "Comparison", "InconclusiveClaim"]
 
 CallbackException = callback_exceptions.CallbackException
 # An exception raised in a ctypes callback (which ctypes prints and drops) fails the case.

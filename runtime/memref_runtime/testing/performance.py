@@ -8,6 +8,10 @@ Each side is a function of no arguments that runs one benchmark (a BenchmarkResu
 in interleaved rounds, in the order fast, slow, slow, fast, fast, slow, ... so that neither side
 always runs first in a round, and a change of the machine's load during the run reaches both.
 
+The times compared are those of the results' clock: by default the CPU time of the thread that
+ran the kernel (JitFunction.benchmark's clock="cpu"), which a busy machine does not stretch as
+it stretches wall time. Results on different clocks are compared on the process's CPU time.
+
 The ratio is the median per-call time of `slow` over that of `fast`, each over all its samples
 of every round. Its interval is a two-stage bootstrap: draw rounds with replacement (the same
 rounds for both sides: round i of each ran side by side), then each drawn round's samples with
@@ -18,9 +22,11 @@ would treat them as independent, but samples of one round share that round's loa
 rounds as well keeps that variation in the interval. The random generator has a fixed seed, so
 one set of samples gives one interval.
 
-A claim holds when the whole interval lies at or above it. While the interval straddles the
-claim, more rounds run (up to `max_rounds`): a true claim with a margin passes, a false one
-fails, and one too close to the truth to tell fails and says so.
+A claim holds when the whole interval lies at or above it, and is measured false when the whole
+interval lies below it. While the interval straddles the claim, more rounds run, until it
+decides or the time budget (`budget` seconds, or `max_rounds` rounds) runs out: only then is
+the claim inconclusive, which check_faster reports apart from a claim measured false
+(InconclusiveClaim, a subclass of AssertionError).
 """
 
 from __future__ import annotations
@@ -29,9 +35,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..jit.benchmark_result import CONFIDENCE, BenchmarkResult, format_seconds
+import time
+
+from ..jit.benchmark_result import CLOCK_NAMES, CONFIDENCE, BenchmarkResult, format_seconds
 
 RESAMPLES = 2000
+# Seconds of wall time check_faster may spend before it calls a claim inconclusive.
+DEFAULT_BUDGET = 30.0
+
+
+class InconclusiveClaim(AssertionError):
+    """check_faster ran out of time before the interval of the ratio decided the claim."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +58,8 @@ class Comparison:
     confidence: float
     a: tuple  # the BenchmarkResults of each round
     b: tuple
+    clock: str = "wall"  # the clock whose times were compared
+    seconds: float = 0.0  # wall time the rounds took, when compare() or check_faster() ran them
 
     @property
     def rounds(self) -> int:
@@ -51,15 +67,20 @@ class Comparison:
 
     @property
     def median_a(self) -> float:
-        return float(np.median(np.concatenate([r.samples for r in self.a])))
+        return float(np.median(np.concatenate([r.on(self.clock).samples for r in self.a])))
 
     @property
     def median_b(self) -> float:
-        return float(np.median(np.concatenate([r.samples for r in self.b])))
+        return float(np.median(np.concatenate([r.on(self.clock).samples for r in self.b])))
+
+    def figures(self) -> str:
+        """The ratio, its interval, the rounds and the clock, as a failure message gives them."""
+        return (f"{self.ratio:.3g}x ({self.confidence:.0%} interval {self.low:.3g}x to {self.high:.3g}x) over "
+                f"{self.rounds} interleaved round{'s' * (self.rounds != 1)} in {self.seconds:.1f} s, on "
+                f"{CLOCK_NAMES[self.clock]}")
 
     def __str__(self) -> str:
-        return (f"{self.ratio:.3g}x ({self.confidence:.0%} interval {self.low:.3g}x to {self.high:.3g}x) over "
-                f"{self.rounds} round{'s' * (self.rounds != 1)}; medians per call {format_seconds(self.median_a)} "
+        return (f"{self.figures()}; medians per call {format_seconds(self.median_a)} "
                 f"and {format_seconds(self.median_b)}")
 
 
@@ -118,9 +139,17 @@ def _run_rounds(a, b, rounds: int, start: int) -> tuple[list, list]:
     return got_a, got_b
 
 
-def _comparison(got_a, got_b, confidence: float) -> Comparison:
-    ratio, low, high = ratio_interval([r.samples for r in got_a], [r.samples for r in got_b], confidence=confidence)
-    return Comparison(ratio, low, high, confidence, tuple(got_a), tuple(got_b))
+def common_clock(results) -> str:
+    """The clock all `results` share, else the process's CPU time (which every loop reads)."""
+    clocks = {r.clock for r in results}
+    return clocks.pop() if len(clocks) == 1 else "process"
+
+
+def _comparison(got_a, got_b, confidence: float, seconds: float = 0.0) -> Comparison:
+    clock = common_clock(got_a + got_b)
+    ratio, low, high = ratio_interval([r.on(clock).samples for r in got_a], [r.on(clock).samples for r in got_b],
+                                      confidence=confidence)
+    return Comparison(ratio, low, high, confidence, tuple(got_a), tuple(got_b), clock, seconds)
 
 
 def _check_options(rounds, confidence) -> None:
@@ -140,16 +169,12 @@ def compare(a, b, *, rounds: int = 5, confidence: float = CONFIDENCE) -> Compari
         if not callable(f):
             raise TypeError(f"compare(): {side} must be a BenchmarkResult or a function of no arguments that "
                             f"runs one benchmark, got {type(f).__name__}")
-    return _comparison(*_run_rounds(a, b, rounds, 0), confidence)
+    started = time.perf_counter()
+    got_a, got_b = _run_rounds(a, b, rounds, 0)
+    return _comparison(got_a, got_b, confidence, time.perf_counter() - started)
 
 
-def check_faster(label: str, fast, slow, *, at_least: float, rounds: int = 5, max_rounds: int = 15,
-                 confidence: float = CONFIDENCE) -> Comparison:
-    """Asserts that `fast` runs at least `at_least` times faster than `slow` (median over median,
-    the whole interval at or above the claim); prints `<label>: faster, ok` to stderr, or raises
-    AssertionError with the measured ratio, its interval and the claim."""
-    from . import log
-
+def _check_claim_options(label, fast, slow, at_least, rounds, max_rounds, budget, confidence) -> None:
     if not isinstance(label, str) or not label:
         raise TypeError(f"check_faster(): label must be a non-empty str, got {label!r}")
     for side, f in (("fast", fast), ("slow", slow)):
@@ -159,23 +184,44 @@ def check_faster(label: str, fast, slow, *, at_least: float, rounds: int = 5, ma
     if isinstance(at_least, bool) or not isinstance(at_least, (int, float)) or not at_least > 0:
         raise ValueError(f"check_faster({label!r}): at_least must be a ratio > 0, got {at_least!r}")
     _check_options(rounds, confidence)
-    if isinstance(max_rounds, bool) or not isinstance(max_rounds, int) or max_rounds < rounds:
-        raise ValueError(f"check_faster({label!r}): max_rounds must be an int >= rounds ({rounds}), got {max_rounds!r}")
+    if max_rounds is not None and (isinstance(max_rounds, bool) or not isinstance(max_rounds, int)
+                                   or max_rounds < rounds):
+        raise ValueError(f"check_faster({label!r}): max_rounds must be an int >= rounds ({rounds}) or None, "
+                         f"got {max_rounds!r}")
+    if isinstance(budget, bool) or not isinstance(budget, (int, float)) or not budget > 0:
+        raise ValueError(f"check_faster({label!r}): budget must be a number of seconds > 0, got {budget!r}")
 
+
+def check_faster(label: str, fast, slow, *, at_least: float, rounds: int = 5, max_rounds: int | None = None,
+                 budget: float = DEFAULT_BUDGET, confidence: float = CONFIDENCE) -> Comparison:
+    """Asserts that `fast` runs at least `at_least` times faster than `slow` (median over median,
+    the whole interval at or above the claim); prints `<label>: faster, ok` to stderr. Raises
+    AssertionError with the figures when the whole interval lies below the claim ("measured
+    false"), and InconclusiveClaim when it still straddles the claim after `budget` seconds of
+    rounds (or `max_rounds` rounds)."""
+    from . import log
+
+    _check_claim_options(label, fast, slow, at_least, rounds, max_rounds, budget, confidence)
+    started = time.perf_counter()
     got_fast, got_slow = _run_rounds(fast, slow, rounds, 0)
     while True:
-        result = _comparison(got_fast, got_slow, confidence)
+        spent = time.perf_counter() - started
+        result = _comparison(got_fast, got_slow, confidence, spent)
         if result.low >= at_least:
             log(f"{label}: faster, ok")
             return result
-        if result.high < at_least or len(got_fast) >= max_rounds:
+        out_of_rounds = max_rounds is not None and len(got_fast) >= max_rounds
+        if result.high < at_least or out_of_rounds or spent >= budget:
             break
-        more_fast, more_slow = _run_rounds(fast, slow, min(rounds, max_rounds - len(got_fast)), len(got_fast))
+        batch = rounds if max_rounds is None else min(rounds, max_rounds - len(got_fast))
+        more_fast, more_slow = _run_rounds(fast, slow, batch, len(got_fast))
         got_fast += more_fast
         got_slow += more_slow
-    why = ("" if result.high < at_least else
-           f"; the interval still straddles the claim after {max_rounds} rounds: claim a wider margin")
-    raise AssertionError(f"{label}: expected fast to be at least {at_least:g}x faster than slow, measured "
-                         f"{result.ratio:.3g}x ({confidence:.0%} interval {result.low:.3g}x to {result.high:.3g}x) "
-                         f"over {result.rounds} interleaved rounds; medians per call: fast "
-                         f"{format_seconds(result.median_a)}, slow {format_seconds(result.median_b)}{why}")
+    claim = f"{label}: expected fast to be at least {at_least:g}x faster than slow"
+    medians = f"medians per call: fast {format_seconds(result.median_a)}, slow {format_seconds(result.median_b)}"
+    if result.high < at_least:
+        raise AssertionError(f"{claim}; measured false: {result.figures()}; {medians}")
+    limit = f"max_rounds={max_rounds}" if out_of_rounds else f"the time budget of {budget:g} s"
+    raise InconclusiveClaim(f"{claim}; inconclusive: {result.figures()}, and the interval still straddles the "
+                            f"claim after {limit}; {medians}. Claim a wider margin, or give check_faster a "
+                            f"larger budget= on a busy machine")
