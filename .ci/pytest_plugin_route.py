@@ -135,7 +135,7 @@ def main(python: str) -> int:
         output = run(python, project, "-v", "--mlir-isolate")
         check("plugins: " in output and "memref-runtime-" in output, "the plugin is on (pytest11 entry point)", output)
         check_isolation(output, "--mlir-isolate")
-        check(re.search(r"^FAILED test_route.py::test_callback_raises - memref_runtime.callback_exc", output, re.M)
+        check(re.search(r"^FAILED test_route.py::test_callback_raises - memref_runtime.process.callba", output, re.M)
               is not None and 'ValueError: no value for 7' in report_of(output, "test_callback_raises"),
               "a raising ctypes callback fails its test, with its traceback", output)
         check(re.search(r"ERROR at teardown of test_leaks_a_context _+\n.*1 MLIR Context", output) is not None,

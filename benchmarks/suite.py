@@ -11,7 +11,7 @@ Per test, its time (lit's) splits into:
                started the same way (fresh, or through the server's client; the best of a few),
                once per test process
   parse+lower  ir.Module.parse and PassManager.run          } recorded inside the test processes
-  JIT          ExecutionEngine creation and lookups          } by memref_runtime.lit.timing
+  JIT          ExecutionEngine creation and lookups          } by memref_runtime.process.timing
   kernels      ExecutionEngine.invoke and JitModule calls    } (lit -D timing=DIR)
   test code    the rest of the test processes' own time
   FileCheck    FileCheck on the input the test gave it, timed alone (-D record_check_input=DIR)
@@ -41,7 +41,9 @@ from harness import machine, render, write  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "runtime"))  # this checkout's runtime, installed or not
-from memref_runtime.lit import server as server_lit  # noqa: E402
+from memref_runtime import environment  # noqa: E402
+from memref_runtime.lit.server_step import input_name  # noqa: E402
+from memref_runtime.pyserver import lifecycle as server_lit  # noqa: E402
 BIN = Path(sys.executable).parent
 LIT = shutil.which("lit", path=str(BIN)) or shutil.which("lit")
 ROUTES = {"fresh": ["-D", "python_server=0"], "server": ["-D", "python_server=1"]}
@@ -136,11 +138,11 @@ class Floors:
         key = (route, code, str(cwd), tuple(sorted(env.items())))
         if key not in self.cache:
             if route == "server":
-                env.update({server_lit.DIR_ENV: self.folder, server_lit.OWNER_ENV: str(os.getpid())})
+                env.update({environment.PYTHON_SERVER_DIR: self.folder, environment.PYTHON_SERVER_OWNER: str(os.getpid())})
                 command = shlex.split(server_lit.client_command(sys.executable)) + ["-c", code]
             else:
                 command = [sys.executable, "-c", code]
-            env.pop(server_lit.TIMING_ENV, None)
+            env.pop(environment.TIMING, None)
             run_wall(command, env=env, cwd=cwd)  # starts the server; warms the caches
             self.cache[key] = min(run_wall(command, env=env, cwd=cwd) for _ in range(self.repeats))
         return self.cache[key]
@@ -190,7 +192,7 @@ def attribute(route: str, tests: list[str], floors: Floors, repeats: int) -> dic
             short = name.split("::", 1)[1].strip()
             row = dict.fromkeys(COLUMNS, 0.0)
             row["total"] = result["elapsed"]
-            input_path = tmp / "input" / server_lit.input_name(name)
+            input_path = tmp / "input" / input_name(name)
             if input_path.exists():
                 row["filecheck"] = time_filecheck(executed_filechecks(result["output"]), input_path, repeats)
             # A Python process that ran within another's time (one a test process started, such

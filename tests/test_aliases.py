@@ -13,7 +13,7 @@ from memref_runtime.bindings import bindings
 
 pytest.importorskip("mlir.runtime")
 
-SITE_DIR = RUNTIME_DIR / "memref_runtime" / "lit" / "_site"
+SITE_DIR = RUNTIME_DIR / "memref_runtime" / "process" / "_site"
 
 
 def test_alias_after_upstream_was_imported():

@@ -94,7 +94,7 @@ def test_the_suite_passes_through_the_server(suite):
     assert out.returncode == 0, out.stdout + out.stderr
     assert re.search(r"Passed *: 3 ", out.stdout), out.stdout
     commands = lit(suite, "-a", "typed_call.py")
-    assert "python_client.py" in commands.stdout  # %PYTHON is the pre-started interpreter's client
+    assert "pyserver/client.py" in commands.stdout  # %PYTHON is the pre-started interpreter's client
     assert (suite / "Output").is_dir()  # lit writes into the suite's own Output/
 
 
@@ -110,7 +110,7 @@ def test_the_switches(suite, switch, shows):
     assert re.search(r"Passed *: 3 ", out.stdout), out.stdout
     if shows:
         assert shows in out.stdout
-    assert ("python_client.py" in out.stdout) is (switch != "python_server=0")
+    assert ("pyserver/client.py" in out.stdout) is (switch != "python_server=0")
 
 
 def test_a_crash_shows_the_failure_report(suite):

@@ -16,11 +16,12 @@ from pathlib import Path
 import pytest
 
 from conftest import make_lit_suite
-from memref_runtime.lit import failure_report, process_report
+from memref_runtime.process import failure_report
+from memref_runtime.process import report as process_report
 
 REPO = Path(__file__).resolve().parent.parent
 RUNTIME = REPO / "runtime"
-SITE = RUNTIME / "memref_runtime" / "lit" / "_site"
+SITE = RUNTIME / "memref_runtime" / "process" / "_site"
 LIT = shutil.which("lit", path=os.path.dirname(sys.executable)) or shutil.which("lit")
 HAVE_MLIR = importlib.util.find_spec(os.environ.get("MEMREF_RUNTIME_BINDINGS") or "mlir") is not None
 
@@ -342,7 +343,7 @@ def test_llvm_handlers_take_only_the_fatal_signals(tmp_path, then, status):
     code = f"""
 import ctypes, os, signal, sys
 import mlir.ir
-assert sys.modules["memref_runtime.lit.native_stack"]._installed_from  # LLVM's handlers are in
+assert sys.modules["memref_runtime.process.native_stack"]._installed_from  # LLVM's handlers are in
 if {then!r} == "SIGUSR1":
     os.kill(os.getpid(), signal.SIGUSR1)
     print("SIGUSR1 was ignored", flush=True)
@@ -364,7 +365,7 @@ ctypes.string_at(0)
 
 def test_without_the_report_variable_nothing_is_set_up(tmp_path):
     code = ("import faulthandler, sys\n"
-            "print(faulthandler.is_enabled(), 'memref_runtime.lit.process_report' in sys.modules)\n")
+            "print(faulthandler.is_enabled(), 'memref_runtime.process.report' in sys.modules)\n")
     assert run_script(tmp_path, code, report=False, merged=True)[1] == b"False False\n"
     assert run_script(tmp_path, code, report=True, merged=True)[1] == b"True True\n"
 
@@ -415,8 +416,8 @@ def test_a_missing_native_handler_is_a_note_in_the_report_not_output(tmp_path):
     """Bindings whose LLVM does not export the handler: the test's output stays as it was."""
     code = """
 import ctypes, sys
-process_report = sys.modules["memref_runtime.lit.process_report"]
-from memref_runtime.lit import native_stack as native
+process_report = sys.modules["memref_runtime.process.report"]
+from memref_runtime.process import native_stack as native
 native._SYMBOL = "no_such_symbol"
 process_report._install_native_stack()
 print("output as usual", flush=True)

@@ -29,7 +29,7 @@ def imported_after(code: str) -> set:
 @pytest.mark.parametrize("code", [
     "import memref_runtime.lit",
     "import memref_runtime.lit.configuration",  # what configure() loads in lit's interpreter
-    "import memref_runtime.lit.process_report, memref_runtime.lit.test_format",
+    "import memref_runtime.process.report, memref_runtime.lit.test_format",
     "import memref_runtime.update_checks",
     "import memref_runtime, memref_runtime.settings, memref_runtime.aliases",
     "import memref_runtime.pytest_plugin",  # every pytest session where memref-runtime is installed
@@ -48,7 +48,7 @@ def test_the_runtime_loads_on_first_use():
 def test_nothing_is_loaded_by_path_but_the_next_sitecustomize():
     users = sorted(str(p.relative_to(REPO)) for p in [*PACKAGE.rglob("*.py"), REPO / "lit.cfg.py"]
                    if "spec_from_file_location" in p.read_text())
-    assert users == ["runtime/memref_runtime/lit/_site/sitecustomize.py"]
+    assert users == ["runtime/memref_runtime/process/_site/sitecustomize.py"]
 
 
 def test_no_module_holds_two_concerns():

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memref_runtime.lit import probe_cache
+from memref_runtime import probe_cache
 
 pytestmark = pytest.mark.harness
 

@@ -319,7 +319,7 @@ def test_fixtures_and_jit_modules_are_not_leaks(checks_run):
 
 @needs_jit
 def test_an_exception_in_a_ctypes_callback_fails_its_test_with_its_traceback(checks_run):
-    assert "FAILED test_checks.py::test_a_callback_raises - memref_runtime.callback_exc" in checks_run.stdout
+    assert "FAILED test_checks.py::test_a_callback_raises - memref_runtime.process.callba" in checks_run.stdout
     text = checks_run.stdout.split("_ test_a_callback_raises _", 1)[1]
     assert """raise KeyError(f"no entry {x}")\nE       KeyError: 'no entry 5'""" in text
     assert "The above exception was the direct cause of the following exception:" in text

@@ -20,7 +20,8 @@ RUNTIME = REPO / "runtime"
 SITE = RUNTIME / "memref_runtime" / "lit" / "_site"
 
 
-from memref_runtime.lit import server as server_lit  # noqa: E402
+from memref_runtime import environment  # noqa: E402
+from memref_runtime.pyserver import lifecycle as server_lit  # noqa: E402
 
 pytestmark = [pytest.mark.harness, pytest.mark.skipif(server_lit.unsupported_reason() is not None,
                                 reason=str(server_lit.unsupported_reason()))]
@@ -38,7 +39,7 @@ def folder():
 def server_env(folder, **extra) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMREF_RUNTIME_PYTHON_SERVER")}
     env.update(PYTHONPATH=os.pathsep.join([str(SITE), str(RUNTIME)]), **extra)
-    env.update({server_lit.DIR_ENV: folder, server_lit.OWNER_ENV: str(os.getpid())})
+    env.update({environment.PYTHON_SERVER_DIR: folder, environment.PYTHON_SERVER_OWNER: str(os.getpid())})
     env.pop("PYTEST_CURRENT_TEST", None)  # changes per test: one server for the whole module
     return env
 
@@ -279,7 +280,7 @@ def _processes_owned_by(pid: int) -> list[int]:
                 environ = (entry / "environ").read_bytes()
             except OSError:
                 continue
-            if f"{server_lit.OWNER_ENV}={pid}".encode() + b"\0" in environ + b"\0":
+            if f"{environment.PYTHON_SERVER_OWNER}={pid}".encode() + b"\0" in environ + b"\0":
                 found.append(int(entry.name))
     return found
 
@@ -306,7 +307,7 @@ def test_servers_end_when_their_owner_ends(tmp_path):
     try:
         owner = subprocess.Popen(["sleep", "60"])
         env = server_env(path)
-        env[server_lit.OWNER_ENV] = str(owner.pid)
+        env[environment.PYTHON_SERVER_OWNER] = str(owner.pid)
         subprocess.run(CLIENT + ["-c", "pass"], env=env, check=True)
         (pid,) = server_lit.server_pids(path)
         owner.kill()

@@ -11,8 +11,10 @@ import importlib
 import os
 from types import SimpleNamespace
 
+from . import environment
+
 PROVIDERS = ("mlir", "torch_mlir")
-ENV_VAR = "MEMREF_RUNTIME_BINDINGS"
+ENV_VAR = environment.BINDINGS
 
 
 @functools.cache

@@ -23,8 +23,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .descriptors import (MAX_RANK, UnrankedMemRefDescriptor, descriptor_layout, descriptor_packer,
-                          ranked_descriptor_type)
+from .descriptors import (
+    MAX_RANK,
+    UnrankedMemRefDescriptor,
+    descriptor_layout,
+    descriptor_packer,
+    ranked_descriptor_type,
+)
 from .element_types import _BY_DTYPE, element_type_for_ctype, element_type_for_dtype
 
 # Descriptors made from read-only arrays, by address: an array made back from one (through the

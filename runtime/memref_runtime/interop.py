@@ -29,7 +29,11 @@ import numpy as np
 
 from . import dlpack as dl
 from .conversion import MemRefArray, row_major_strides, view_memref
-from .element_types import dlpack_type_for_dtype, element_type_for_dlpack, is_numpy_native
+from .element_types import (
+    dlpack_type_for_dtype,
+    element_type_for_dlpack,
+    is_numpy_native,
+)
 
 __all__ = ["import_array", "importer", "as_ndarray", "is_array_like", "describe_foreign", "to_dlpack", "to_framework",
            "MemRefArray", "FRAMEWORKS"]

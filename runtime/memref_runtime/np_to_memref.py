@@ -17,8 +17,23 @@ from .conversion import (  # noqa: F401 - re-exported: __all__ is UPSTREAM_NAMES
     ranked_memref_to_numpy,
     unranked_memref_to_numpy,
 )
-from .descriptors import UnrankedMemRefDescriptor, make_nd_memref_descriptor, make_zero_d_memref_descriptor  # noqa: F401
-from .element_types import BF16, C64, C128, F16, F8E3M4, F8E4M3, F8E5M2, as_ctype, ml_dtypes, to_numpy  # noqa: F401
+from .descriptors import (  # noqa: F401
+    UnrankedMemRefDescriptor,
+    make_nd_memref_descriptor,
+    make_zero_d_memref_descriptor,
+)
+from .element_types import (  # noqa: F401
+    BF16,
+    C64,
+    C128,
+    F8E3M4,
+    F8E4M3,
+    F8E5M2,
+    F16,
+    as_ctype,
+    ml_dtypes,
+    to_numpy,
+)
 
 # `from mlir.runtime import *` also binds the submodule `np_to_memref`; so do we.
 np_to_memref = sys.modules[__name__]

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import os
 
-OPT_LEVEL_ENV = "MEMREF_RUNTIME_OPT_LEVEL"
-RUNTIME_VERIFICATION_ENV = "MEMREF_RUNTIME_VERIFICATION"
+from . import environment
+
+OPT_LEVEL_ENV = environment.OPT_LEVEL
+RUNTIME_VERIFICATION_ENV = environment.RUNTIME_VERIFICATION
 
 OPT_LEVELS = (0, 1, 2, 3)
 DEFAULT_OPT_LEVEL = 2  # the ExecutionEngine's own default

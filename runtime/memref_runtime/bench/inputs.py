@@ -14,7 +14,13 @@ import math
 import numpy as np
 
 from ..element_types import is_numpy_native
-from ..jit.signatures import DYNAMIC, FunctionSignature, MemRefSpec, ScalarSpec, UnsupportedSpec
+from ..jit.signatures import (
+    DYNAMIC,
+    FunctionSignature,
+    MemRefSpec,
+    ScalarSpec,
+    UnsupportedSpec,
+)
 from ..testing.differential_inputs import scalar_dtype
 
 MAX_ARGUMENT_BYTES = 4 << 30  # one argument larger than this is refused, before allocating it

@@ -19,8 +19,14 @@
 """
 
 from .benchmark_result import BenchmarkResult
-from .lowering import (DEFAULT_PIPELINE, TENSOR_LOOP_PIPELINE, TENSOR_PIPELINE, LoweringError, TranslationError,
-                       lower_to_llvm)
+from .lowering import (
+                       DEFAULT_PIPELINE,
+                       TENSOR_LOOP_PIPELINE,
+                       TENSOR_PIPELINE,
+                       LoweringError,
+                       TranslationError,
+                       lower_to_llvm,
+)
 from .module import JitFunction, JitModule
 from .signatures import FunctionSignature
 from .verification import RuntimeVerificationError

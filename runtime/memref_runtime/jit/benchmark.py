@@ -40,7 +40,14 @@ import ctypes
 import numpy as np
 
 from .benchmark_result import BenchmarkResult
-from .timing_loop import FREE_BOTH, FREE_DATA, FREE_DESCRIPTOR, TimingLoop, loop_address, loop_overhead
+from .timing_loop import (
+    FREE_BOTH,
+    FREE_DATA,
+    FREE_DESCRIPTOR,
+    TimingLoop,
+    loop_address,
+    loop_overhead,
+)
 
 DEFAULT_WARMUP = 0.02
 CLOCK_CHOICES = ("cpu", "thread", "process", "wall")

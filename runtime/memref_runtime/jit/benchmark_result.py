@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import math
 import statistics
-from fractions import Fraction
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 
 CONFIDENCE = 0.95
 # What each clock of a result counts, as its __str__ says it.

@@ -27,8 +27,10 @@ import os
 import re
 import threading
 
-SIZE_ENV = "MEMREF_RUNTIME_JIT_CACHE_SIZE"
-STATS_ENV = "MEMREF_RUNTIME_JIT_CACHE_STATS"
+from .. import environment
+
+SIZE_ENV = environment.JIT_CACHE_SIZE
+STATS_ENV = environment.JIT_CACHE_STATS
 DEFAULT_SIZE = 32
 _MUTABLE_GLOBAL = re.compile(r"^\s*llvm\.mlir\.global\b(?![^@\n]*\bconstant\b)", re.MULTILINE)
 

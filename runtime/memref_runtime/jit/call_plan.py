@@ -19,7 +19,14 @@ import struct
 from typing import NamedTuple
 
 from .arguments import WORD, memref_param, scalar_param, unsupported
-from .results import Ownership, memref_decoder, result_offsets, result_piece, results_layout, scalar_decoder
+from .results import (
+    Ownership,
+    memref_decoder,
+    result_offsets,
+    result_piece,
+    results_layout,
+    scalar_decoder,
+)
 from .signatures import FunctionSignature, MemRefSpec, UnsupportedSpec
 
 _addressof = ctypes.addressof

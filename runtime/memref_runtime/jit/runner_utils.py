@@ -19,13 +19,14 @@ import sys
 
 import numpy as np
 
+from .. import environment
 from ..bindings import bindings
 from ..conversion import read_ranked_descriptor, view_memref
 from .soft_float import builtins
 
 # Load order: libmlir_runner_utils needs the symbols of libmlir_c_runner_utils.
 LIBRARIES = ("mlir_c_runner_utils", "mlir_runner_utils")
-ENV_VAR = "MEMREF_RUNTIME_RUNNER_UTILS"  # os.pathsep-separated paths; empty: none
+ENV_VAR = environment.RUNNER_UTILS  # os.pathsep-separated paths; empty: none
 _SHARED_LIB_NAME = {"win32": "{}.dll", "darwin": "lib{}.dylib"}.get(sys.platform, "lib{}.so")
 
 # What the runner-utils libraries export (CRunnerUtils.h, RunnerUtils.h), for the hint of a link error.

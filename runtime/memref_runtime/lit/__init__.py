@@ -8,40 +8,31 @@ gives the suite `%PYTHON` (through a pre-started interpreter), LLVM's FileCheck,
 `count` from the wheels (or the site config's LLVM), upstream MLIR's substitutions and
 features, mlir-opt's test-only passes routed to a matching mlir-opt, the failure report, the
 `-D` switches (opt level, runtime verification, providers, ...) and `lit --update-tests`
-(docs/lit-config.md). Everything here runs in lit's own interpreter or at a test process's
-start-up, and imports neither numpy nor the MLIR bindings:
+(docs/lit-config.md). A thin front end: what runs in a test process is memref_runtime.process,
+the pre-started interpreter memref_runtime.pyserver, upstream's conventions
+memref_runtime.upstream; here is what lit's own interpreter runs, and it imports neither numpy
+nor the MLIR bindings:
 
   configuration.py   configure(): the steps below, in order
   parameters.py      the -D parameters (a table), read and checked
   discovery.py       name, suffixes, test folders, excludes, the exec root
   interpreter.py     what the test interpreter imports (a probe run under it)
-  toolchain.py       FileCheck, not, count, the MLIR tools and runner-utils libraries
-  upstream_compat.py upstream's substitutions and features, test-only passes (tables, probes)
-  upstream_hook.py   the per-test check of those (undefined substitutions, missing tools)
-  upstream_site.py   the site-config attributes upstream's lit.local.cfg files read; a
-                     lit.local.cfg that raises fails its folder's tests, not the run
   test_format.py     lit's ShTest with before/after hooks
-  failure_report.py  what a failed test's Python processes printed, and how they ended
-  process_report.py  the test-process side of it (crash handlers, the output copier)
-  native_stack.py    LLVM's symbolized native stack on a crash
-  server.py          the pre-started interpreter behind %PYTHON (lit side), input recording
-  python_client.py   %PYTHON's client (runs as a script, without site)
-  python_server.py   the pre-started interpreter itself
-  probe_cache.py     what probes learn, kept while the files they read are unchanged
-  timing.py          where a test process's time goes (-D timing=DIR)
-  _site/             the site hook every test process imports first
+  failure_report.py  the hooks of the failure report (process/ writes and reads it)
+  upstream_hook.py   the per-test check of upstream's conventions (undefined substitutions,
+                     missing tools, test-only passes)
+  local_configs.py   a lit.local.cfg that raises fails its folder's tests, not the run
+  parallelism.py     performance tests run one at a time
+  server_step.py     %PYTHON through the pre-started interpreter, input recording, timing
 """
 
 from __future__ import annotations
 
-import os
 import sys
 
-__all__ = ["configure", "SITE_HOOK"]
+from ..process import SITE_HOOK
 
-# The folder of the site hook (_site/sitecustomize.py) that every test process imports first:
-# first on the PYTHONPATH of lit's tests, and of a pytest session's processes for another provider.
-SITE_HOOK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_site")
+__all__ = ["configure", "SITE_HOOK"]
 
 
 def configure(config, lit_config, **options):

@@ -20,13 +20,16 @@ from dataclasses import dataclass, field
 
 from lit.llvm.subst import ToolSubst
 
-from .. import settings
+from .. import environment, settings
 from ..bindings import PROVIDERS, package_opt_tool
-from . import SITE_HOOK, discovery, failure_report, parallelism, server, upstream_compat, upstream_site
+from ..process import SITE_HOOK
+from ..toolchain import Toolchain, find_toolchain
+from ..upstream import compat as upstream_compat
+from ..upstream import site as upstream_site
+from . import discovery, failure_report, local_configs, parallelism, server_step
 from .interpreter import ProbeError, probe
 from .parameters import Parameters
 from .test_format import MemrefRuntimeShTest
-from .toolchain import Toolchain, find_toolchain
 from .upstream_hook import UpstreamHook
 
 # The folder that holds the memref_runtime package: a source tree's runtime/, or site-packages.
@@ -95,13 +98,13 @@ def configure(config, lit_config, *, caller: str | None, name: str | None = None
     config.test_exec_root = discovery.exec_root(params.get("exec_root"), getattr(config, "test_exec_root", None),
                                                 root, fatal)
     config.test_format = MemrefRuntimeShTest()
-    upstream_site.guard_local_configs(config)
-    config.test_format.before_hooks.append(upstream_site.local_config_error)
+    local_configs.guard_local_configs(config)
+    config.test_format.before_hooks.append(local_configs.local_config_error)
     failure_report.install(config.test_format)
 
     # 2. The interpreter.
     python = params.get("python") or getattr(config, "python_executable", None) or sys.executable
-    bindings = params.choice("mlir_python", PROVIDERS, os.environ.get("MEMREF_RUNTIME_BINDINGS") or "mlir")
+    bindings = params.choice("mlir_python", PROVIDERS, os.environ.get(environment.BINDINGS) or "mlir")
     mlir_python_path = params.get("mlir_python_path") or getattr(config, "mlir_python_path", None)
     if mlir_python_path:
         if not os.path.isdir(os.path.join(mlir_python_path, bindings)):
@@ -189,15 +192,15 @@ def configure(config, lit_config, *, caller: str | None, name: str | None = None
     config.substitutions.append(("%opt_level", env.get(settings.OPT_LEVEL_ENV, str(settings.DEFAULT_OPT_LEVEL))))
     # Libraries named with -D are also what the tests' in-process JIT links by default.
     if {"mlir_runner_utils", "mlir_c_runner_utils"} & set(lit_config.params):
-        env["MEMREF_RUNTIME_RUNNER_UTILS"] = os.pathsep.join(
+        env[environment.RUNNER_UTILS] = os.pathsep.join(
             p for p in (tools.runner_utils["mlir_c_runner_utils"], tools.runner_utils["mlir_runner_utils"]) if p)
     env["PYTHONPATH"] = os.pathsep.join(test_pythonpath)
     if mlir_python_path:
-        env["MEMREF_RUNTIME_MLIR_PYTHON_PATH"] = mlir_python_path
+        env[environment.MLIR_PYTHON_PATH] = mlir_python_path
     if inputs:
-        env["MLIR_INPUTS"] = inputs
-    env["MEMREF_RUNTIME_BINDINGS"] = bindings
-    env["MEMREF_RUNTIME_MLIR_RUNTIME"] = runtime  # the site hook installs the aliases it asks for
+        env[environment.MLIR_INPUTS] = inputs
+    env[environment.BINDINGS] = bindings
+    env[environment.MLIR_RUNTIME] = runtime  # the site hook installs the aliases it asks for
     # Stdout unbuffered, as stderr: under `2>&1 | FileCheck` the output keeps the order of events,
     # and a case that crashes loses nothing it printed before.
     env["PYTHONUNBUFFERED"] = "1"
@@ -229,7 +232,7 @@ def configure(config, lit_config, *, caller: str | None, name: str | None = None
         register_test_updater(lit_config)
 
     # 8. The server behind %PYTHON, input recording, timing.
-    server.configure(config, lit_config, lit_config.params, settings.parse_flag)
+    server_step.configure(config, lit_config, lit_config.params, settings.parse_flag)
 
     lit_config.dbg(f"memref-runtime features: {sorted(config.available_features)}")
     lit_config.dbg(f"memref-runtime substitutions: {config.substitutions}")

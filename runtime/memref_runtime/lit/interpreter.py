@@ -13,7 +13,7 @@ import json
 import os
 import subprocess
 
-from . import probe_cache
+from .. import probe_cache
 
 # One JSON object per line; the JIT check runs last and alone, since it may abort the process.
 PROBE = r"""
@@ -45,7 +45,8 @@ found["memref_runtime"] = os.path.dirname(memref_runtime.__file__)
 
 def mlir_major():
     # The runtime's own answer (distribution version, else the provider's opt tool --version).
-    os.environ["MEMREF_RUNTIME_BINDINGS"] = bindings
+    from memref_runtime.environment import BINDINGS
+    os.environ[BINDINGS] = bindings
     from memref_runtime.bindings import mlir_major_version
     return mlir_major_version()
 

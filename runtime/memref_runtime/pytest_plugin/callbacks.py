@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from .. import callback_exceptions
+from ..process import callback_exceptions
 
 
 def recorder() -> callback_exceptions.Recorder:

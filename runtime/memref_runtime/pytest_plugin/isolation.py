@@ -44,8 +44,8 @@ from typing import NamedTuple
 
 import pytest
 
-from ..callback_exceptions import flush_output
-from ..lit import process_report
+from ..process import report as process_report
+from ..process.callback_exceptions import flush_output
 from . import callbacks, leaks
 
 GRACE = 5.0  # seconds from SIGABRT (print the stacks) to SIGKILL
@@ -170,7 +170,7 @@ class Child:
         global _in_child
         _in_child, code = True, 0
         try:
-            from ..lit.python_server import dies_with
+            from ..process.ending import dies_with
 
             dies_with(parent)
             os.dup2(stderr, 2)
@@ -248,7 +248,7 @@ class Child:
 
     def crash_report(self, status: int, printed: str, timed_out: bool) -> str:
         """The failure of a test whose child crashed, timed out or ended early, as lit reports it."""
-        from ..lit.failure_report import MAX_CHARS, MAX_LINES, how_it_ended, tail
+        from ..process.failure_report import MAX_CHARS, MAX_LINES, how_it_ended, tail
 
         ended = how_it_ended(process_report.describe_status(status))
         child = f"its isolated child (pid {self.pid})"

@@ -168,7 +168,9 @@ def environment(settings: Settings) -> dict[str, str]:
     if settings.python is not None:
         env[BINDINGS_ENV] = settings.python
         if settings.python != "mlir":  # a Python process a test starts aliases `mlir` too, as lit's do
-            from ..lit import SITE_HOOK as hook  # its sitecustomize makes `import mlir` give the provider
+            from ..process import (
+                SITE_HOOK as hook,  # its sitecustomize makes `import mlir` give the provider
+            )
             rest = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != hook]
             env["PYTHONPATH"] = os.pathsep.join([hook, *rest])
     return env

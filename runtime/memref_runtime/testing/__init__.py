@@ -15,9 +15,10 @@ import gc
 import os
 import sys
 
-from .. import callback_exceptions
+from .. import environment
 from ..jit.lowering import lower_to_llvm
 from ..np_to_memref import get_ranked_memref_descriptor, get_unranked_memref_descriptor
+from ..process import callback_exceptions
 from ..settings import resolve_opt_level
 from .numerics import check_close
 from .performance import Comparison, InconclusiveClaim, check_faster, compare
@@ -82,7 +83,7 @@ def unranked_arg(array):
 def mlir_inputs() -> str:
     """The folder of the shared MLIR modules: env `MLIR_INPUTS`, which lit sets to `%mlir_inputs`
     (`memref_runtime.lit.configure(..., mlir_inputs=...)`); LookupError when it is not set."""
-    folder = os.environ.get("MLIR_INPUTS")
+    folder = os.environ.get(environment.MLIR_INPUTS)
     if not folder:
         raise LookupError("mlir_inputs(): MLIR_INPUTS is not set; lit sets it to the suite's inputs folder "
                           "(configure(config, lit_config, mlir_inputs=...)), elsewhere set it yourself")

@@ -32,7 +32,13 @@ import numpy as np
 from ..element_types import is_numpy_native
 from ..interop import FRAMEWORKS, as_ndarray, is_array_like, to_framework
 from ..jit.signatures import MemRefSpec
-from .differential_inputs import ArgumentPlan, example_strategy, hypothesis_modules, make_plans, scalar_dtype
+from .differential_inputs import (
+    ArgumentPlan,
+    example_strategy,
+    hypothesis_modules,
+    make_plans,
+    scalar_dtype,
+)
 from .numerics import compare
 
 __all__ = ["check_against", "DifferentialError", "Summary"]

@@ -15,7 +15,13 @@ from typing import NamedTuple
 import numpy as np
 
 from ..element_types import element_type_for_mlir, is_numpy_native
-from ..jit.signatures import DYNAMIC, FunctionSignature, MemRefSpec, ScalarSpec, UnsupportedSpec
+from ..jit.signatures import (
+    DYNAMIC,
+    FunctionSignature,
+    MemRefSpec,
+    ScalarSpec,
+    UnsupportedSpec,
+)
 
 DEFAULT_BOUNDS = (-100, 100)
 

@@ -31,13 +31,17 @@ the claim inconclusive, which check_faster reports apart from a claim measured f
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
 
-import time
-
-from ..jit.benchmark_result import CLOCK_NAMES, CONFIDENCE, BenchmarkResult, format_seconds
+from ..jit.benchmark_result import (
+    CLOCK_NAMES,
+    CONFIDENCE,
+    BenchmarkResult,
+    format_seconds,
+)
 
 RESAMPLES = 2000
 # Seconds of wall time check_faster may spend before it calls a claim inconclusive.

@@ -19,7 +19,12 @@ from __future__ import annotations
 import os
 
 from .errors import UpdateError
-from .running import DEFAULT_TIMEOUT, filecheck_command, filecheck_prefixes, substitutions_of
+from .running import (
+    DEFAULT_TIMEOUT,
+    filecheck_command,
+    filecheck_prefixes,
+    substitutions_of,
+)
 from .update import headline, report, update_test
 
 PROG = "memref-update-checks"

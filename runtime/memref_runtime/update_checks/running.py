@@ -12,6 +12,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 
+from .. import environment
 from .checks import DEFAULT_PREFIX, Masks
 from .errors import RunFailed, Skipped, UpdateError
 from .failures import excerpt, run_failure
@@ -266,7 +267,7 @@ def execute(test, command, timeout: float = 0) -> Execution:
     tmp_dir, _ = runner.getTempPaths(test)
     os.makedirs(tmp_dir, exist_ok=True)
     shell_env = runner.ShellEnvironment(os.path.dirname(test.getExecPath()), test.config.environment)
-    shell_env.env["LIT_CURRENT_TESTCASE"] = test.getFullName()
+    shell_env.env[environment.LIT_CURRENT_TESTCASE] = test.getFullName()
     results: list = []
     status, timeout_info = runner.executeShCmd(command, shell_env, results, timeout=timeout)
     return Execution(status, "".join(r.stdout for r in results), "".join(r.stderr for r in results), results,

@@ -10,7 +10,13 @@ from dataclasses import dataclass, field
 from .checks import generate_blocks
 from .errors import RunFailed, Skipped, UpdateError
 from .rewrite import comment_marker, rewrite, used_prefixes
-from .running import DEFAULT_TIMEOUT, discover, make_lit_config, run_checks, run_to_run_masks
+from .running import (
+    DEFAULT_TIMEOUT,
+    discover,
+    make_lit_config,
+    run_checks,
+    run_to_run_masks,
+)
 
 STATUSES = ("unchanged", "updated", "out-of-date", "hand-written", "skipped", "failed", "timed-out", "error")
 # A file with one of these was not updated for a reason the user must act on (exit status 2).

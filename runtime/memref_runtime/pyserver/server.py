@@ -1,6 +1,6 @@
 """The pre-started interpreter behind `%PYTHON` under `lit -D python_server=1`.
 
-One server per test environment (python_client.py names it by a hash of the interpreter and
+One server per test environment (client.py names it by a hash of the interpreter and
 the environment, and starts it on first use). It imports numpy, the MLIR bindings and the
 runtime once, before any MLIR Context or Python thread exists, then forks one child per
 command. The child takes the command's argv, environment (os.environ and C's environ), working
@@ -31,28 +31,12 @@ import struct
 import sys
 import types
 
-from .python_client import OWNER_ENV, VOLATILE_ENV
+from ..process.ending import dies_with
+from .client import OWNER_ENV, RECORD, VOLATILE_ENV
 
 # What the tests import, imported once here (a module missing from a provider is skipped).
 PRELOAD = ("numpy", "ctypes", "mlir.ir", "mlir.passmanager", "mlir.execution_engine", "mlir.runtime",
            "memref_runtime", "memref_runtime.np_to_memref", "memref_runtime.testing", "memref_runtime.jit")
-RECORD = 5
-PR_SET_PDEATHSIG = 1
-
-
-def dies_with(parent: int) -> None:
-    """In a child just forked from `parent`: its own process group, killed when `parent` ends
-    (PR_SET_PDEATHSIG, Linux); exits at once if `parent` has ended already. The pytest plugin's
-    isolated children do the same."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError):
-        pass
-    if os.getppid() != parent:  # the parent died before prctl
-        os._exit(125)
-    os.setpgid(0, 0)
 
 
 class _Shutdown(Exception):
@@ -354,7 +338,7 @@ def take_request(server: Server, request: dict) -> None:
         sys.modules["tempfile"].tempdir = None
     if "numpy.random" in sys.modules:  # a fresh interpreter seeds NumPy's global generator anew
         sys.modules["numpy.random"].seed()
-    timing = sys.modules.get("memref_runtime.lit.timing")
+    timing = sys.modules.get("memref_runtime.process.timing")
     if timing is not None:
         timing.start_process()
     set_command_line(request["argv"], request["executable"])
@@ -481,14 +465,14 @@ def run_child(server: Server, request: dict) -> None:
 
 
 def main(argv: list) -> None:
-    """`python -c BOOT FOLDER KEY READY_FD`, run by python_client.py."""
+    """`python -c BOOT FOLDER KEY READY_FD`, run by client.py."""
     folder, key, ready = argv[0], argv[1], int(argv[2])
     os.umask(0o077)
     server = Server(folder, key)
     os.write(ready, b"1")  # listening: clients may connect (they wait in the backlog)
     os.close(ready)
     _preload()
-    timing = sys.modules.get("memref_runtime.lit.timing")
+    timing = sys.modules.get("memref_runtime.process.timing")
     if timing is not None:
         timing.stop_process()  # the server's own time is nobody's
     server.snapshot()

@@ -1,5 +1,5 @@
-"""Upstream MLIR folders copied whole keep loading: the site-config attributes their lit.local.cfg
-files read, and a lit.local.cfg that raises fails its folder's tests instead of the whole run.
+"""The site-config attributes that upstream MLIR's lit.local.cfg files read, so that folders
+copied whole from upstream keep loading.
 
 `apply()` gives the suite's config every attribute upstream's `mlir/test/lit.site.cfg.py.in`
 defines (`native_target`, `host_triple`, `target_triple`, `host_arch`, `llvm_shlib_dir`,
@@ -7,12 +7,6 @@ defines (`native_target`, `host_triple`, `target_triple`, `host_arch`, `llvm_shl
 in use says or, where nothing can tell, the value of a default build (switches off, no
 emulator). A value the site config or lit.cfg.py set already is kept. `config.root` of a
 lit.local.cfg is this config, so `config.root.native_target` works.
-
-`guard_local_configs()` makes lit.local.cfg files of the suite load through `GuardedConfig`: an
-exception in one is reported as a lit warning and recorded on that folder's config, and a before
-hook (`LocalConfigError`) fails each test there with the traceback. lit itself would stop the
-whole run before any test ran. `lit_config.fatal()` in a lit.local.cfg still stops the run: that
-is what its author asked for.
 """
 
 from __future__ import annotations
@@ -20,13 +14,8 @@ from __future__ import annotations
 import os
 import platform
 import shutil
-import traceback
 
-import lit.Test
-import lit.TestingConfig
-
-from .test_format import Before
-from .upstream_compat import SHLIB_EXT
+from .compat import SHLIB_EXT
 
 # LLVM_NATIVE_ARCH, the name of the host's LLVM target, by platform.machine().
 NATIVE_ARCH = {"x86_64": "X86", "amd64": "X86", "i386": "X86", "i686": "X86", "aarch64": "AArch64",
@@ -98,47 +87,3 @@ def apply(config, attributes: dict) -> None:
     for name, value in attributes.items():
         if getattr(config, name, None) is None:
             setattr(config, name, value)
-
-
-# --- lit.local.cfg files that raise -------------------------------------------------------------
-
-CONFIG_ERROR = "memref_runtime_config_error"  # the attribute a failed lit.local.cfg leaves
-
-
-class GuardedConfig(lit.TestingConfig.TestingConfig):
-    """lit's TestingConfig, whose lit.local.cfg files cannot stop the whole run by raising."""
-
-    def load_from_path(self, path, litConfig):
-        if os.path.basename(path) not in litConfig.local_config_names:
-            return super().load_from_path(path, litConfig)
-        try:
-            with open(path) as f:
-                data = f.read()
-        except OSError:
-            litConfig.fatal(f"unable to load config file: {path!r}")
-        # What lit gives a config file: its own module's globals, config, lit_config, __file__.
-        cfg_globals = dict(vars(lit.TestingConfig), config=self, lit_config=litConfig, __file__=path)
-        try:
-            exec(compile(data, path, "exec"), cfg_globals, None)
-        except SystemExit as e:
-            if e.args:  # lit_config.fatal(): the author stops the run
-                raise
-        except Exception as e:  # noqa: BLE001 - any error of the file fails its folder's tests
-            setattr(self, CONFIG_ERROR, f"memref-runtime: {path} raised {type(e).__name__}, so the tests of its "
-                                        f"folder fail:\n{traceback.format_exc()}")
-            litConfig.warning(f"{path} raised {type(e).__name__}: {e}; the tests of its folder fail with the "
-                              "traceback (lit -v shows it)")
-        self.finish(litConfig)
-
-
-def guard_local_configs(config) -> None:
-    """From now on the lit.local.cfg files below `config` load through GuardedConfig (lit
-    deep-copies this config for each folder, class included)."""
-    if type(config) is lit.TestingConfig.TestingConfig:
-        config.__class__ = GuardedConfig
-
-
-def local_config_error(test, lit_config):
-    """Before hook: a test whose folder's lit.local.cfg raised fails, with the traceback."""
-    error = getattr(test.config, CONFIG_ERROR, None)
-    return Before(result=lit.Test.Result(lit.Test.FAIL, error)) if error else None

@@ -1,5 +1,6 @@
-# The site hook of a test process: memref_runtime.lit.configure puts this folder first on the
-# tests' PYTHONPATH, so Python imports this file at start-up, before the test. The environment
+# The site hook of a test process: memref_runtime.lit.configure (and the pytest plugin, for another
+# provider) puts this folder first on the tests' PYTHONPATH, so Python imports this file at
+# start-up, before the test. The environment
 # says what to install: module aliases (-D mlir_python, -D mlir_runtime), timing (-D timing),
 # and the failure report's per-process set-up. It imports nothing of numpy or MLIR. The
 # sitecustomize this one shadows, if any (a venv's, coverage's), runs after it.
@@ -20,8 +21,9 @@ def _module(name: str, what: str):
         return None
 
 
-_bindings = os.environ.get("MEMREF_RUNTIME_BINDINGS", "mlir")
-_runtime = os.environ.get("MEMREF_RUNTIME_MLIR_RUNTIME", "upstream")
+_env = _module("memref_runtime.environment", "everything the harness set up")
+_bindings = os.environ.get(_env.BINDINGS, "mlir") if _env else "mlir"
+_runtime = os.environ.get(_env.MLIR_RUNTIME, "upstream") if _env else "upstream"
 if _bindings != "mlir" or _runtime == "memref_runtime":
     _aliases = _module("memref_runtime.aliases", "the module alias of mlir")
     if _aliases is not None:
@@ -29,15 +31,15 @@ if _bindings != "mlir" or _runtime == "memref_runtime":
         if _runtime == "memref_runtime":
             _aliases.alias_mlir_runtime()
 # benchmarks/suite.py: `lit -D timing=DIR` records where each test process's time goes.
-if os.environ.get("MEMREF_RUNTIME_TIMING"):
-    _timing = _module("memref_runtime.lit.timing", "timing")
+if _env and os.environ.get(_env.TIMING):
+    _timing = _module("memref_runtime.process.timing", "timing")
     if _timing is not None:
         _timing.install()
 
 
 def setup_process() -> None:
     """Per-process set-up of a test process: under lit's failure report (MEMREF_RUNTIME_REPORT,
-    see memref_runtime/lit/process_report.py) the crash handlers, callback exceptions that fail
+    see memref_runtime/process/report.py) the crash handlers, callback exceptions that fail
     the process, and the copy of fds 1 and 2 into the report; nothing otherwise.
 
     A fresh interpreter runs it at start-up; a process forked from a pre-started interpreter
@@ -46,8 +48,8 @@ def setup_process() -> None:
     In a test process it forks: it returns in the child, which runs the test, while the process
     that called it copies the output and ends with the child's status, never returning.
     """
-    if os.environ.get("MEMREF_RUNTIME_REPORT"):
-        report = _module("memref_runtime.lit.process_report", "the failure report")
+    if _env and os.environ.get(_env.REPORT):
+        report = _module("memref_runtime.process.report", "the failure report")
         if report is not None:
             report.setup_process()
 

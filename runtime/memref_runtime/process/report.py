@@ -1,6 +1,6 @@
 """What a test process under lit records for the failure report that `lit -v` shows.
 
-lit's before hook (failure_report.py) exports MEMREF_RUNTIME_REPORT, a folder of the test's
+lit's before hook (lit/failure_report.py) exports MEMREF_RUNTIME_REPORT, a folder of the test's
 Output/; `_site/sitecustomize.py` calls `setup_process()` in every Python process of the test.
 When that variable is set it
 
@@ -31,11 +31,13 @@ import time
 
 # select and _signal are imported by the copier only, after the fork: the test process never
 # pays for them. _signal, not signal, which imports enum (~3 ms of CPU per process).
+from ..environment import REPORT as REPORT_ENV
 
-REPORT_ENV = "MEMREF_RUNTIME_REPORT"
 # "dev:ino" of the pipes a report copier reads: a process started by a test process writes
 # through them already and is not copied twice.
-COPIED_ENV = "MEMREF_RUNTIME_REPORT_PIPES"
+from ..environment import REPORT_PIPES as COPIED_ENV
+from .ending import end_like
+
 # Python programs that are tools of a RUN line, not tests: their output is lit's to show.
 TOOLS = frozenset({"filecheck", "lit", "llvm-lit", "memref-update-checks"})
 
@@ -217,21 +219,6 @@ def copy_pipes(sources: dict, report: int, child: int, deadline: float | None = 
     return status
 
 
-def _end_like(status: int) -> None:
-    """Ends this process the way wait status `status` says the child ended."""
-    if os.WIFSIGNALED(status):
-        try:
-            import resource
-
-            resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
-        except (ImportError, ValueError, OSError):
-            pass  # the child dumped core already, if it was to: not the copier too
-        from .python_client import die_like
-
-        die_like(os.WTERMSIG(status))  # SIGKILL and SIGSTOP too
-    os._exit(os.waitstatus_to_exitcode(status))
-
-
 def copy_output_to_report(folder: str) -> None:
     """Forks: returns in the child, which runs the test; the parent copies and never returns."""
     identities = {fd: _identity(fd) for fd in (1, 2)}
@@ -305,7 +292,7 @@ def _copy_and_end_like_child(child: int, pipes: dict, report: int, base: str, re
         _write_record(base + ".record", record)
     except OSError:
         pass
-    _end_like(status)
+    end_like(status)
 
 
 def describe_status(status: int) -> dict:
@@ -330,6 +317,6 @@ def setup_process() -> None:
     if is_test_process(sys.argv, getattr(sys, "orig_argv", [])):
         copy_output_to_report(folder)  # the copier never returns from here
     install_crash_handlers()
-    from .. import callback_exceptions
+    from . import callback_exceptions
 
     callback_exceptions.install(exit_nonzero=True)

@@ -19,7 +19,10 @@ import sys
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 
-from .probe_cache import tool_output as run_tool  # --version/--help, kept while the tool is unchanged
+from .. import environment
+from ..probe_cache import (
+    tool_output as run_tool,  # --version/--help, kept while the tool is unchanged
+)
 
 SHLIB_EXT = {"win32": ".dll", "darwin": ".dylib"}.get(sys.platform, ".so")
 SHLIB_PREFIX = "" if sys.platform == "win32" else "lib"
@@ -311,7 +314,7 @@ def configure(config, lit_config, *, lib_dirs: list, library_dir: str | None, to
     config.environment.setdefault("FILECHECK_OPTS", MLIR_FILECHECK_OPTS)
     setup.mlir_opt = probe_mlir_opt(tools.get("mlir-opt"))
     # As MLIR's lit.cfg.py: every mlir-opt run also checks that its output parses back.
-    setup.verify_roundtrip = "MLIR_OPT_CHECK_IR_ROUNDTRIP" in os.environ
+    setup.verify_roundtrip = environment.MLIR_OPT_CHECK_IR_ROUNDTRIP in os.environ
     if setup.verify_roundtrip and setup.mlir_opt:
         from lit.llvm.subst import ToolSubst
 

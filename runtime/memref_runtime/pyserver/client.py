@@ -1,6 +1,6 @@
 """`%PYTHON` under `lit -D python_server=1`: runs a test's Python command in a pre-started interpreter.
 
-lit runs `python -I -S python_client.py ARGS...` where it would run `python ARGS...`. This
+lit runs `python -I -S client.py ARGS...` where it would run `python ARGS...`. This
 client starts in a few milliseconds (no site, only built-in and tiny modules), finds the server
 of its configuration (one per test environment, started on first use), hands it the command
 line, the environment, the working directory, the umask, the signal state and file descriptors
@@ -22,19 +22,20 @@ The protocol (one Unix stream socket per command):
   client -> server: 5-byte records b"K" signal: deliver this signal to the child
 """
 
+import _signal
+import _socket
 import marshal
 import os
 import sys
 
-import _signal
-import _socket
-
+# Copies of memref_runtime.environment's names: this script imports nothing of the package
+# (tests/test_layout.py checks that they are the same).
 DIR_ENV = "MEMREF_RUNTIME_PYTHON_SERVER_DIR"  # the lit run's private folder of servers
 OWNER_ENV = "MEMREF_RUNTIME_PYTHON_SERVER_OWNER"  # the pid whose end ends the servers
 # The only variables that may differ between two commands that share a server (the child
 # takes the command's values anyway): read when used, never at import. lit sets the test's
 # name, and its temporary folder after loading the configuration; a shell sets `_`; the failure
-# report (lit_report.py) exports a folder per test, which setup_process() reads. (The child
+# report (lit/failure_report.py) exports a folder per test, which setup_process() reads. (The child
 # forgets tempfile's cached folder.)
 VOLATILE_ENV = (b"LIT_CURRENT_TESTCASE", b"TMP", b"TMPDIR", b"TEMP", b"TEMPDIR", b"_",
                 b"MEMREF_RUNTIME_REPORT", b"MEMREF_RUNTIME_REPORT_PIPES")
@@ -120,7 +121,7 @@ def _exec_server(folder: str, key: str, ready_w: int) -> None:
     os.chdir(folder)
     # The server runs as `python -c` (no interpreter option), so sys.flags are a fresh test's; it
     # imports memref_runtime as the tests do (installed, or from the tests' PYTHONPATH).
-    boot = "import sys; from memref_runtime.lit.python_server import main; main(sys.argv[1:])"
+    boot = "import sys; from memref_runtime.pyserver.server import main; main(sys.argv[1:])"
     os.execv(sys.executable, [sys.executable, "-c", boot, folder, key, str(ready_w)])
 
 
@@ -178,14 +179,12 @@ def _receive(sock) -> tuple:
 
 
 def die_like(signo: int):
-    """Ends this process by signal `signo`, as the child ended (or with 128 + signo if it cannot)."""
-    try:
-        _signal.signal(signo, _signal.SIG_DFL)
-    except (OSError, ValueError):  # SIGKILL, SIGSTOP: cannot be handled, so are not
-        pass
-    _signal.pthread_sigmask(_signal.SIG_UNBLOCK, [signo])
-    os.kill(os.getpid(), signo)
-    os._exit(128 + signo)
+    """Ends this process by signal `signo`, as the child ended: memref_runtime.process.ending's,
+    imported only now (this script starts without the package on its path)."""
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    from memref_runtime.process.ending import die_like as end_by
+
+    end_by(signo)
 
 
 def main(argv: list):

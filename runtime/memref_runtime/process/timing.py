@@ -24,7 +24,9 @@ import os
 import sys
 import time
 
-ENV = "MEMREF_RUNTIME_TIMING"
+from .. import environment
+
+ENV = environment.TIMING
 PARTS = ("parse_lower", "jit", "kernels")
 
 _state = {"active": True, "start": time.perf_counter(), "started": time.time(), "parts": dict.fromkeys(PARTS, 0.0)}
@@ -153,7 +155,7 @@ def _write() -> None:
     if not _state["active"] or not folder:
         return
     record = {
-        "test": os.environ.get("LIT_CURRENT_TESTCASE"),
+        "test": os.environ.get(environment.LIT_CURRENT_TESTCASE),
         "argv": sys.argv,
         "started": _state["started"],  # wall clock: which ran first, which ran within another
         "seconds": time.perf_counter() - _state["start"],

@@ -17,7 +17,9 @@ import os
 import subprocess
 import tempfile
 
-ENV_VAR = "MEMREF_RUNTIME_PROBE_CACHE"
+from . import environment
+
+ENV_VAR = environment.PROBE_CACHE
 
 
 def cache_dir() -> str | None:
