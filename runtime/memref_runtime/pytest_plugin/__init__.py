@@ -27,7 +27,7 @@ from .isolation import Isolation
 from .leaks import MARKER as LEAK_MARKER
 from .leaks import LeakCheck
 
-SETTINGS = pytest.StashKey[options.Settings]()
+SETTINGS = options.SETTINGS
 _PREVIOUS_ENVIRONMENT = pytest.StashKey[dict]()
 
 MARKERS = (

@@ -12,6 +12,7 @@ import pytest
 
 from .. import settings as suite
 from . import filecheck as filecheck_tool
+from .options import SETTINGS
 
 
 class JitFactory:
@@ -91,8 +92,6 @@ def check_against():
 def filecheck(request):
     """`filecheck(text, checks, *args)`: runs FileCheck (LLVM's from the wheels, else the Python
     filecheck) on `text` against `checks` (CHECK lines, or a path); fails with FileCheck's message."""
-    from . import SETTINGS
-
     found = filecheck_tool.find(request.config.stash[SETTINGS].filecheck)
 
     def run(text: str, checks, *args: str) -> None:

@@ -124,6 +124,10 @@ class Settings:
         return dict(self.origins).get(name)
 
 
+
+
+# The session's Settings, in pytest's config.stash.
+SETTINGS = pytest.StashKey[Settings]()
 def add_options(parser: pytest.Parser) -> None:
     """Registers every option on the command line (group "memref-runtime") and as an ini setting."""
     group = parser.getgroup("memref-runtime", "memref-runtime (MLIR tests)")

@@ -21,6 +21,7 @@ from ..np_to_memref import get_ranked_memref_descriptor, get_unranked_memref_des
 from ..process import callback_exceptions
 from ..settings import resolve_opt_level
 from .numerics import check_close
+from .output import log
 from .performance import Comparison, InconclusiveClaim, check_faster, compare
 
 __all__ = ["log", "run", "lower", "execution_engine", "check_close", "check_against", "DifferentialError",
@@ -30,11 +31,6 @@ __all__ = ["log", "run", "lower", "execution_engine", "check_close", "check_agai
 CallbackException = callback_exceptions.CallbackException
 # An exception raised in a ctypes callback (which ctypes prints and drops) fails the case.
 _callback_errors = callback_exceptions.install()
-
-
-def log(*args) -> None:
-    """Prints `args` to stderr and flushes, so that the output keeps the order of events."""
-    print(*args, file=sys.stderr, flush=True)
 
 
 def run(f):

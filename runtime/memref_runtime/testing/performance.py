@@ -203,7 +203,7 @@ def check_faster(label: str, fast, slow, *, at_least: float, rounds: int = 5, ma
     AssertionError with the figures when the whole interval lies below the claim ("measured
     false"), and InconclusiveClaim when it still straddles the claim after `budget` seconds of
     rounds (or `max_rounds` rounds)."""
-    from . import log
+    from .output import log
 
     _check_claim_options(label, fast, slow, at_least, rounds, max_rounds, budget, confidence)
     started = time.perf_counter()

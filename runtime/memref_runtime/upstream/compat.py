@@ -78,7 +78,7 @@ PARAMETER_SUBSTITUTIONS = {
 
 # Environment switches of LLVM/MLIR that change what a test does, passed from lit's own
 # environment to the tests (lit passes FILECHECK_OPTS itself; listed so that it stays so).
-PASSED_ENVIRONMENT = ("FILECHECK_OPTS", "LLVM_SYMBOLIZER_PATH", "LLVM_PROFILE_FILE", "MLIR_LIT_PYTHONPATH")
+PASSED_ENVIRONMENT = (environment.FILECHECK_OPTS, "LLVM_SYMBOLIZER_PATH", "LLVM_PROFILE_FILE", "MLIR_LIT_PYTHONPATH")
 # What MLIR's own lit.cfg.py sets when the environment does not: FileCheck scopes variables
 # to a CHECK-LABEL block, and a --check-prefixes entry no line uses is an error.
 MLIR_FILECHECK_OPTS = "-enable-var-scope --allow-unused-prefixes=false"
@@ -311,7 +311,7 @@ def configure(config, lit_config, *, lib_dirs: list, library_dir: str | None, to
     for variable in PASSED_ENVIRONMENT:
         if os.environ.get(variable):
             config.environment[variable] = os.environ[variable]
-    config.environment.setdefault("FILECHECK_OPTS", MLIR_FILECHECK_OPTS)
+    config.environment.setdefault(environment.FILECHECK_OPTS, MLIR_FILECHECK_OPTS)
     setup.mlir_opt = probe_mlir_opt(tools.get("mlir-opt"))
     # As MLIR's lit.cfg.py: every mlir-opt run also checks that its output parses back.
     setup.verify_roundtrip = environment.MLIR_OPT_CHECK_IR_ROUNDTRIP in os.environ
