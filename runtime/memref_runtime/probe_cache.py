@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shlex
 import subprocess
 import tempfile
 
@@ -109,3 +110,9 @@ def _tool_output(tool: str, args: list, timeout: int) -> str | None:
 
     answer = cached("tool", {"args": [tool] + list(args[1:])}, run, lambda answer: [tool])
     return answer["output"] if answer else None
+
+
+def filecheck_kind(command: str) -> str:
+    """`llvm` or `python`: LLVM's FileCheck names LLVM in its --version output."""
+    args = shlex.split(command, posix=os.name != "nt")
+    return "llvm" if "LLVM" in tool_output(args + ["--version"], timeout=30) else "python"

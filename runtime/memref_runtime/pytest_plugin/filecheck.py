@@ -44,7 +44,7 @@ def _llvm_package_tool(name: str) -> str | None:
 @functools.cache
 def find(given: str | None = None) -> FileCheck | None:
     """The FileCheck to run (see the module docstring); None when there is none at all."""
-    from ..toolchain import filecheck_kind
+    from ..probe_cache import filecheck_kind
 
     if given:
         return FileCheck((given,), filecheck_kind(shlex.quote(given)), "--mlir-filecheck")

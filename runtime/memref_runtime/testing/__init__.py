@@ -13,7 +13,6 @@ import ctypes.util
 import functools
 import gc
 import os
-import sys
 
 from .. import environment
 from ..jit.lowering import lower_to_llvm

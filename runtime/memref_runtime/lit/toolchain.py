@@ -10,13 +10,13 @@ MLIR bindings packages), then PATH. A `-D` parameter naming a tool or library wi
 from __future__ import annotations
 
 import os
-import shlex
 import sys
 from dataclasses import dataclass, field
 
 import lit.util
 
-from . import probe_cache
+from .. import probe_cache
+from .interpreter import Probe
 
 SHARED_LIB_NAME = {"win32": "{}.dll", "darwin": "lib{}.dylib"}.get(sys.platform, "lib{}.so")
 MLIR_TOOL_NAMES = ("mlir-opt", "mlir-runner", "mlir-translate")
@@ -70,14 +70,14 @@ class Toolchain:
         return list(dict.fromkeys(os.path.dirname(p) for p in paths if p and os.path.isabs(p)))
 
 
-def find_toolchain(config, params, python: str, probe: dict, mlir_python_path: str | None, fatal) -> Toolchain:
+def find_toolchain(config, params, python: str, probe: Probe, mlir_python_path: str | None, fatal) -> Toolchain:
     """Finds every tool and library (see the module docstring); `fatal` stops lit."""
     tree = build_tree_of(mlir_python_path)
     build_tree = [tree] if tree else []
-    bindings_dirs = probe["bindings_dirs"]
+    bindings_dirs = probe.bindings_dirs
     search = {
         "llvm_tools": [getattr(config, "llvm_tools_dir", None)] + subdirs(build_tree, "bin")
-        + subdirs(probe["llvm_dirs"], "bin"),
+        + subdirs(probe.llvm_dirs, "bin"),
         "mlir_tools": [getattr(config, "mlir_tools_dir", None)] + subdirs(build_tree, "bin")
         + subdirs(bindings_dirs, "bin", "_mlir_libs"),
         "mlir_libs": [getattr(config, "mlir_lib_dir", None)] + subdirs(build_tree, "lib")
@@ -101,7 +101,7 @@ def find_toolchain(config, params, python: str, probe: dict, mlir_python_path: s
     return Toolchain(
         search=search,
         filecheck=filecheck,
-        filecheck_kind=filecheck_kind(filecheck),
+        filecheck_kind=probe_cache.filecheck_kind(filecheck),
         not_=params.path("not", executable=True) or find_tool("not", "llvm_tools") or in_python(python, NOT_CODE),
         count=(params.path("count", executable=True) or find_tool("count", "llvm_tools")
                or in_python(python, COUNT_CODE)),
@@ -111,15 +111,9 @@ def find_toolchain(config, params, python: str, probe: dict, mlir_python_path: s
     )
 
 
-def python_filecheck(python: str, probe: dict) -> str | None:
+def python_filecheck(python: str, probe: Probe) -> str | None:
     """The Python `filecheck` of the test interpreter, as a command."""
-    script = os.path.join(probe["scripts_dir"], "filecheck")
+    script = os.path.join(probe.scripts_dir, "filecheck")
     if os.path.isfile(script) or os.path.isfile(script + ".exe"):
         return script
-    return f'"{python}" -m filecheck' if probe["has_filecheck"] else None
-
-
-def filecheck_kind(command: str) -> str:
-    """`llvm` or `python`: LLVM's FileCheck names LLVM in its --version output."""
-    args = shlex.split(command, posix=os.name != "nt")
-    return "llvm" if "LLVM" in probe_cache.tool_output(args + ["--version"], timeout=30) else "python"
+    return f'"{python}" -m filecheck' if probe.has_filecheck else None
