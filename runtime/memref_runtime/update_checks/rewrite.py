@@ -53,17 +53,16 @@ def _run_call_anchor(lines: list[str], name: str) -> tuple[int, str] | None:
     return None
 
 
-def rewrite(text: str, blocks: dict[tuple, list[CheckLine]], prefixes) -> str:
-    """`text` with its generated CHECK lines replaced by `blocks`."""
-    comment = comment_marker(text)
-    lines = text.splitlines(keepends=True)
-    if lines and not lines[-1].endswith("\n"):
-        lines[-1] += "\n"
-    check_re = _check_line_re(comment, prefixes)
+# A generated CHECK line found in the file: (line index, its indent, the line).
+Found = tuple[int, str, CheckLine]
 
-    # The existing generated CHECK lines, by section.
-    old: dict[tuple, list[tuple[int, str, CheckLine]]] = {}
-    key, seen = (None, 0), {}
+
+def parse(lines: list[str], check_re: re.Pattern) -> dict[tuple, list[Found]]:
+    """The file's generated CHECK lines, by section key ((label, occurrence); (None, 0) before
+    the first label)."""
+    old: dict[tuple, list[Found]] = {}
+    key: tuple = (None, 0)
+    seen: dict = {}
     for i, line in enumerate(lines):
         m = check_re.match(line)
         if not m or (m.group("kind") or "") not in GENERATED_KINDS:
@@ -77,75 +76,103 @@ def rewrite(text: str, blocks: dict[tuple, list[CheckLine]], prefixes) -> str:
             _, occurrence = section_key((check.prefix, label.group("name")), seen)
             key = (label.group("name"), occurrence)
         old.setdefault(key, []).append((i, m.group("indent"), check))
+    return old
 
-    replaced: dict[int, list[str]] = {}
-    inserted: dict[float, list[str]] = {}
 
-    def insert(position: float, checks: list[CheckLine], indent: str, first: bool = False):
-        rendered = [c.render(indent, comment) + "\n" for c in checks]
-        inserted[position] = rendered + inserted.get(position, []) if first else inserted.get(position, []) + rendered
+class Edits:
+    """What becomes of the file's lines: line i replaced by `replaced[i]` (none: deleted), and
+    lines inserted at half positions (`inserted[i - 0.5]` goes before line i)."""
 
+    def __init__(self, comment: str):
+        self.comment = comment
+        self.replaced: dict[int, list[str]] = {}
+        self.inserted: dict[float, list[str]] = {}
+
+    def render(self, checks: list[CheckLine], indent: str) -> list[str]:
+        return [c.render(indent, self.comment) + "\n" for c in checks]
+
+    def insert(self, position: float, checks: list[CheckLine], indent: str, first: bool = False) -> None:
+        rendered, there = self.render(checks, indent), self.inserted.get(position, [])
+        self.inserted[position] = rendered + there if first else there + rendered
+
+    def update(self, before: list[Found], new: list[CheckLine]) -> None:
+        """A section that has CHECK lines: aligned with its new ones, as `diff` does."""
+        matcher = difflib.SequenceMatcher(None, [c.key() for *_, c in before], [c.key() for c in new], autojunk=False)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            if tag == "equal":
+                for (i, indent, _), check in zip(before[i1:i2], new[j1:j2]):
+                    self.replaced[i] = self.render([check], indent)
+            elif tag in ("replace", "delete"):
+                # Line k of the old run becomes line k of the new one, in its place; extra new
+                # lines follow the last of those, extra old lines go.
+                pairs = max(1, min(i2 - i1, j2 - j1))
+                for k, (i, indent, _) in enumerate(before[i1:i2]):
+                    chunk = new[j1 + k:j1 + k + 1] if k < pairs - 1 else new[j1 + k:j2] if k == pairs - 1 else []
+                    self.replaced[i] = self.render(chunk, indent)
+            elif i1 < len(before):
+                self.insert(before[i1][0] - 0.5, new[j1:j2], before[i1][1])
+            else:
+                self.insert(before[-1][0] + 0.5, new[j1:j2], before[-1][1])
+
+    def emit(self, lines: list[str]) -> str:
+        out = []
+        for i, line in enumerate(lines):
+            out += self.inserted.get(i - 0.5, [])
+            out += self.replaced.get(i, [line])
+        out += self.inserted.get(len(lines) - 0.5, [])
+        return "".join(out)
+
+
+def _new_section_place(lines: list[str], name: str, last: float, following: list[float]) -> tuple[float, str]:
+    """Where a section without CHECK lines goes: after its run(name) call if that keeps the file
+    in output order, else before the next section that has lines, else at the end."""
+    limit = following[0] if following else float("inf")
+    anchor, anchor_indent = _run_call_anchor(lines, name) or (None, "")
+    if anchor is not None and last <= anchor + 0.5 <= limit:
+        return anchor + 0.5, anchor_indent
+    if following:
+        return limit, re.match(r"[ \t]*", lines[int(limit + 0.5)]).group()
+    return len(lines) - 0.5, ""
+
+
+def place(lines: list[str], old: dict[tuple, list[Found]], blocks: dict[tuple, list[CheckLine]],
+          edits: Edits) -> None:
+    """Records in `edits` where each section's new CHECK lines go (the module docstring's rules)."""
     keys = list(blocks)
     placed: dict[tuple, tuple[float, str]] = {}  # where each section's first line went, its indent
     last = -1.0  # position of the last line placed so far
     for n, key in enumerate(keys):
-        new = blocks[key]
         if key in old:
             before = old[key]
-            matcher = difflib.SequenceMatcher(None, [c.key() for *_, c in before], [c.key() for c in new],
-                                              autojunk=False)
-            for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-                if tag == "equal":
-                    for (i, indent, _), check in zip(before[i1:i2], new[j1:j2]):
-                        replaced[i] = [check.render(indent, comment) + "\n"]
-                elif tag in ("replace", "delete"):
-                    # Line k of the old run becomes line k of the new one, in its place; extra new
-                    # lines follow the last of those, extra old lines go.
-                    pairs = max(1, min(i2 - i1, j2 - j1))
-                    for k, (i, indent, _) in enumerate(before[i1:i2]):
-                        chunk = new[j1 + k:j1 + k + 1] if k < pairs - 1 else new[j1 + k:j2] if k == pairs - 1 else []
-                        replaced[i] = [c.render(indent, comment) + "\n" for c in chunk]
-                elif i1 < len(before):
-                    insert(before[i1][0] - 0.5, new[j1:j2], before[i1][1])
-                else:
-                    insert(before[-1][0] + 0.5, new[j1:j2], before[-1][1])
+            edits.update(before, blocks[key])
             placed[key] = (before[0][0] - 0.5, before[0][1])
             last = max(last, before[-1][0] + 0.5)
-            continue
-        if key[0] is None:
-            continue  # the preamble goes before the first section, once that is placed
-        # A new section: after its run(name) call if that keeps the file in output order, else
-        # before the next section that has lines, else at the end.
-        following = [old[k][0][0] - 0.5 for k in keys[n + 1:] if k in old]
-        limit = following[0] if following else float("inf")
-        anchor, anchor_indent = _run_call_anchor(lines, key[0]) or (None, "")
-        if anchor is not None and last <= anchor + 0.5 <= limit:
-            position, indent = anchor + 0.5, anchor_indent
-        elif following:
-            position, indent = limit, re.match(r"[ \t]*", lines[int(limit + 0.5)]).group()
-        else:
-            position, indent = len(lines) - 0.5, ""
-        insert(position, new, indent)
-        placed[key] = (position, indent)
-        last = position
-
+        elif key[0] is not None:  # the preamble goes before the first section, once that is placed
+            following = [old[k][0][0] - 0.5 for k in keys[n + 1:] if k in old]
+            position, indent = _new_section_place(lines, key[0], last, following)
+            edits.insert(position, blocks[key], indent)
+            placed[key] = (position, indent)
+            last = position
     preamble = next((k for k in keys if k[0] is None), None)
     if preamble is not None and preamble not in old:
         position, indent = next((placed[k] for k in keys if k in placed), (len(lines) - 0.5, ""))
-        insert(position, blocks[preamble], indent, first=True)
-
+        edits.insert(position, blocks[preamble], indent, first=True)
     # Sections that are no longer printed lose their generated lines.
     for key, before in old.items():
         if key not in blocks:
             for i, *_ in before:
-                replaced[i] = []
+                edits.replaced[i] = []
 
-    out = []
-    for i, line in enumerate(lines):
-        out += inserted.get(i - 0.5, [])
-        out += replaced.get(i, [line])
-    out += inserted.get(len(lines) - 0.5, [])
-    return "".join(out)
+
+def rewrite(text: str, blocks: dict[tuple, list[CheckLine]], prefixes) -> str:
+    """`text` with its generated CHECK lines replaced by `blocks`: parse, place, emit."""
+    comment = comment_marker(text)
+    lines = text.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    edits = Edits(comment)
+    place(lines, parse(lines, _check_line_re(comment, prefixes)), blocks, edits)
+    return edits.emit(lines)
 
 
 def used_prefixes(text: str, prefixes) -> set[str]:
