@@ -25,6 +25,9 @@ from __future__ import annotations
 
 import importlib
 
+# The one place the version is written: pyproject.toml's build reads it; CHANGELOG.md says what changed.
+__version__ = "0.2.0"
+
 # Upstream `mlir.runtime`'s public names, which np_to_memref defines with the same meaning.
 UPSTREAM_NAMES = (
     "C128", "C64", "F16", "BF16", "F8E5M2", "F8E4M3", "F8E3M4",
