@@ -369,5 +369,5 @@ def test_the_lit_probe_finds_the_frameworks_without_importing_them():
     from memref_runtime.lit.interpreter import probe
 
     found = probe(sys.executable, "mlir", [str(Path(__file__).resolve().parent.parent / "runtime")])
-    assert found["has_torch"] == (importlib.util.find_spec("torch") is not None)
-    assert found["has_jax"] == (importlib.util.find_spec("jax") is not None)
+    assert found.has_torch == (importlib.util.find_spec("torch") is not None)
+    assert found.has_jax == (importlib.util.find_spec("jax") is not None)

@@ -75,7 +75,8 @@ def test_the_opt_level_matrix_runs_jit_tests_once_per_level(levels_project):
     header = [line for line in out.stdout.splitlines() if line.startswith("memref-runtime: ")]
     assert len(header) == 3 and re.match(r"memref-runtime: MLIR \d+\.\d+\.\d+\S* \((mlir|torch_mlir): ", header[0]), header
     assert header[1] == ("memref-runtime: opt levels 0, 3 for tests that use `jit` (--mlir-opt-levels), 2 for the "
-                         "others, runtime verification off, isolation: tests marked isolated, Context leak check on")
+                         "others, runtime verification off, isolation: tests marked isolated, Context leak check on, "
+                         "checks fail the tests that ask (else they warn)")
     assert re.match(r"memref-runtime: FileCheck .*(FileCheck \(LLVM, |filecheck \(the Python filecheck, )", header[2])
 
 
@@ -287,8 +288,9 @@ CHECKS = {
 
 @pytest.fixture(scope="module")
 def checks_run(request, tmp_path_factory):
+    # --mlir-checks: every test of the project is checked (test_pytest_scope.py: the default).
     return run_once(request, tmp_path_factory, "checks-run",
-                    lambda folder: run_pytest(make_pytest_project(folder, CHECKS), "-rA"))
+                    lambda folder: run_pytest(make_pytest_project(folder, CHECKS), "-rA", "--mlir-checks"))
 
 
 def errors_at_teardown(stdout: str) -> dict[str, str]:

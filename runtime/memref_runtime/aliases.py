@@ -6,7 +6,7 @@
   so the same tests run on torch-mlir's bundled bindings.
 
 lit turns these on with `-D mlir_runtime=memref_runtime` and `-D mlir_python=torch_mlir`,
-through `_site/sitecustomize.py`.
+through process/_site/sitecustomize.py; the pytest plugin with `--mlir-runtime` and `--mlir-python`.
 """
 
 from __future__ import annotations
@@ -78,9 +78,11 @@ def _install(finder: _AliasFinder) -> None:
             delattr(sys.modules[parent], child)  # `from mlir import runtime` imports anew
 
 
-def alias_mlir_runtime() -> None:
-    """From now on `mlir.runtime` and `mlir.runtime.np_to_memref` are memref_runtime's facade."""
-    for name in RUNTIME_NAMES:
+def alias_mlir_runtime(provider: str = "mlir") -> None:
+    """From now on `mlir.runtime` and `mlir.runtime.np_to_memref` are memref_runtime's facade; so
+    are the provider's own (`torch_mlir.runtime`, which torch-mlir's refbackend imports)."""
+    names = RUNTIME_NAMES + tuple(name.replace("mlir", provider, 1) for name in RUNTIME_NAMES if provider != "mlir")
+    for name in names:
         _install(_AliasFinder(name, "memref_runtime.np_to_memref", prefix=False))
 
 

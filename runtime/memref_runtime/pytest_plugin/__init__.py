@@ -4,8 +4,11 @@ Registered through the `pytest11` entry point `memref_runtime` (pyproject.toml),
 no:memref_runtime` turns it off. What lit's plugin gives a lit suite, for pytest (docs/pytest-plugin.md):
 
   options.py    --mlir-opt-level, --mlir-opt-levels, --mlir-runtime-verification, --mlir-python,
-                --mlir-filecheck, --mlir-isolate, --mlir-timeout, --mlir-leak-check; ini names too
-  fixtures.py   jit, mlir_opt_level, check_close, check_against, filecheck
+                --mlir-runtime, --mlir-checks, --mlir-filecheck, --mlir-isolate, --mlir-timeout,
+                --mlir-no-leak-check; ini names too
+  fixtures.py   jit, mlir_opt_level, check_close, check_against, filecheck, mlir_checks
+  scope.py      which tests the checks may fail (those that asked), the others get a warning
+  shadowing.py  a test module's own `jit` fixture that --mlir-opt-levels cannot reach, named
   filecheck.py  which FileCheck, and running it on a string
   isolation.py  a forked child per isolated test: a crash or a hang fails that test alone
   leaks.py      a test that leaves an MLIR Context alive fails
@@ -22,10 +25,18 @@ import pytest
 
 from . import header, options
 from .callbacks import CallbackCheck
-from .fixtures import check_against, check_close, filecheck, jit, mlir_opt_level  # noqa: F401 - pytest finds them here
+from .fixtures import (  # noqa: F401 - pytest finds them here
+    check_against,
+    check_close,
+    filecheck,
+    jit,
+    mlir_checks,
+    mlir_opt_level,
+)
 from .isolation import Isolation
 from .leaks import MARKER as LEAK_MARKER
 from .leaks import LeakCheck
+from .shadowing import warn_about_shadowed_jit
 
 SETTINGS = options.SETTINGS
 _PREVIOUS_ENVIRONMENT = pytest.StashKey[dict]()
@@ -79,6 +90,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
     return header.lines(config.stash[SETTINGS])
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list) -> None:
+    warn_about_shadowed_jit(config.stash[SETTINGS], items)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -5,7 +5,8 @@ PytestUnraisableExceptionWarning) and hands the native code an undefined result.
 memref_runtime.callback_exceptions, which `memref_runtime.testing.run` and lit's test processes
 use, collects them; at the end of each phase of a test (setup, call, teardown) the ones raised
 during it fail the phase with CallbackException, chained to the first one, so pytest shows its
-traceback. In an isolated test the child checks its own call (isolation.py).
+traceback, if the test asked for memref-runtime's checks (else a warning: scope.py). In an
+isolated test the child checks its own call (isolation.py).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import pytest
 
 from ..process import callback_exceptions
+from . import scope
 
 
 def recorder() -> callback_exceptions.Recorder:
@@ -21,12 +23,17 @@ def recorder() -> callback_exceptions.Recorder:
     return callback_exceptions.install()
 
 
-def check(recorder: callback_exceptions.Recorder, where: str) -> None:
-    """Raises CallbackException, from the first of them, if callbacks raised since the last check."""
+def check(recorder: callback_exceptions.Recorder, item, when: str) -> None:
+    """Raises CallbackException, from the first of them, if callbacks raised since the last check
+    (a warning instead, where `item` did not ask for memref-runtime's checks: scope.py)."""
     __tracebackhide__ = True  # pytest shows the callback's traceback, not the plugin's frames
     pending = recorder.take_pending()
     if pending:
-        raise callback_exceptions.callback_error(pending, where) from pending[0]
+        error = callback_exceptions.callback_error(pending, f"{item.nodeid} ({when})")
+        if not scope.asked(item):
+            scope.warn(item, str(error))
+            return
+        raise error from pending[0]
 
 
 class CallbackCheck:
@@ -37,15 +44,14 @@ class CallbackCheck:
 
     def _checked(self, item, when: str):
         __tracebackhide__ = True
-        where = f"{item.nodeid} ({when})"
         try:
             result = yield
         except BaseException as error:  # the phase failed already: the callbacks' part is a note
             pending = self.recorder.take_pending()
             if pending and hasattr(error, "add_note"):
-                error.add_note(str(callback_exceptions.callback_error(pending, where)))
+                error.add_note(str(callback_exceptions.callback_error(pending, f"{item.nodeid} ({when})")))
             raise
-        check(self.recorder, where)
+        check(self.recorder, item, when)
         return result
 
     @pytest.hookimpl(wrapper=True)

@@ -1,4 +1,5 @@
-"""The plugin's fixtures: `jit`, `mlir_opt_level`, `check_close`, `check_against`, `filecheck`.
+"""The plugin's fixtures: `jit`, `mlir_opt_level`, `check_close`, `check_against`, `filecheck`,
+`mlir_checks`.
 
 Each imports the runtime when a test asks for it, so a pytest session that never uses them loads
 neither numpy nor MLIR.
@@ -69,6 +70,13 @@ def jit(mlir_opt_level):
     factory = JitFactory(mlir_opt_level)
     yield factory
     factory.release()
+
+
+@pytest.fixture
+def mlir_checks():
+    """Asks for memref-runtime's checks (Contexts left alive, exceptions in ctypes callbacks fail
+    the test) and does nothing else: a conftest.py turns them on for its folder with
+    `@pytest.fixture(autouse=True)` `def _checked(mlir_checks): pass` (scope.py)."""
 
 
 @pytest.fixture

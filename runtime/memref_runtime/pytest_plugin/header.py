@@ -63,6 +63,7 @@ def lines(settings: Settings) -> list[str]:
     return [
         f"memref-runtime: {mlir_line(settings)}",
         f"memref-runtime: {levels}, runtime verification {verification}, isolation: {isolation}, "
-        f"Context leak check {'on' if settings.leak_check else 'off'}",
+        f"Context leak check {'on' if settings.leak_check else 'off'}, checks fail "
+        f"{'every test' if settings.checks or settings.isolate else 'the tests that ask (else they warn)'}",
         f"memref-runtime: FileCheck {found.describe() if found else 'none found'}",
     ]

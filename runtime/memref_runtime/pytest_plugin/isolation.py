@@ -195,7 +195,7 @@ class Child:
         def body():
             __tracebackhide__ = True
             item.runtest()  # pytest_pyfunc_call again: pytest's own implementation, here
-            callbacks.check(isolation.recorder, f"{item.nodeid} (call)")
+            callbacks.check(isolation.recorder, item, "call")
 
         try:
             call = pytest.CallInfo.from_call(body, when="call", reraise=exit_exceptions)

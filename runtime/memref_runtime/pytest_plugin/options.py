@@ -22,9 +22,13 @@ from typing import Callable
 
 import pytest
 
+from .. import environment as variables
 from .. import settings as suite
 from ..bindings import ENV_VAR as BINDINGS_ENV
 from ..bindings import PROVIDERS
+
+# What `mlir.runtime` is: the bindings' own (upstream's), or memref_runtime's facade.
+RUNTIMES = ("upstream", "memref_runtime")
 
 
 def _opt_levels(text: str, origin: str) -> tuple[int, ...]:
@@ -43,6 +47,12 @@ def _provider(text: str, origin: str) -> str:
     if importlib.util.find_spec(text) is None:  # else `import mlir` would quietly stay the wheels'
         raise ValueError(f"{origin}: {sys.executable} cannot import the {text!r} package "
                          f"(pip install {_DISTRIBUTIONS[text]})")
+    return text
+
+
+def _runtime(text: str, origin: str) -> str:
+    if text not in RUNTIMES:
+        raise ValueError(f"{origin}: expected one of {', '.join(RUNTIMES)}, got {text!r}")
     return text
 
 
@@ -94,6 +104,13 @@ OPTIONS = (
            "MLIR's runtime verification in every JitModule and testing lowering (as lit -D runtime_verification=1)"),
     Option("python", "--mlir-python", "PROVIDER", _provider,
            "the MLIR Python bindings: mlir or torch_mlir, which `import mlir` then gives (as lit -D mlir_python=)"),
+    Option("runtime", "--mlir-runtime", "RUNTIME", _runtime,
+           "which `mlir.runtime` the session's tests import: upstream (the bindings' own) or memref_runtime "
+           "(its facade, as lit -D mlir_runtime=memref_runtime)"),
+    Option("checks", "--mlir-checks", None, suite.parse_flag,
+           "apply memref-runtime's checks (MLIR Contexts left alive, exceptions in ctypes callbacks) to every "
+           "test; by default only tests that use the plugin's fixtures or markers fail by them, elsewhere "
+           "they warn"),
     Option("filecheck", "--mlir-filecheck", "PATH", _executable,
            "the FileCheck the `filecheck` fixture runs (default: LLVM's from the wheels, else the Python filecheck)"),
     Option("isolate", "--mlir-isolate", None, suite.parse_flag,
@@ -114,6 +131,8 @@ class Settings:
     opt_levels: tuple[int, ...] = ()
     runtime_verification: bool | None = None
     python: str | None = None
+    runtime: str | None = None
+    checks: bool = False
     filecheck: str | None = None
     isolate: bool = False
     timeout: float | None = None
@@ -124,10 +143,10 @@ class Settings:
         return dict(self.origins).get(name)
 
 
-
-
 # The session's Settings, in pytest's config.stash.
 SETTINGS = pytest.StashKey[Settings]()
+
+
 def add_options(parser: pytest.Parser) -> None:
     """Registers every option on the command line (group "memref-runtime") and as an ini setting."""
     group = parser.getgroup("memref-runtime", "memref-runtime (MLIR tests)")
@@ -171,12 +190,15 @@ def environment(settings: Settings) -> dict[str, str]:
         env[suite.RUNTIME_VERIFICATION_ENV] = "1" if settings.runtime_verification else "0"
     if settings.python is not None:
         env[BINDINGS_ENV] = settings.python
-        if settings.python != "mlir":  # a Python process a test starts aliases `mlir` too, as lit's do
-            from ..process import (
-                SITE_HOOK as hook,  # its sitecustomize makes `import mlir` give the provider
-            )
-            rest = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != hook]
-            env["PYTHONPATH"] = os.pathsep.join([hook, *rest])
+    if settings.runtime is not None:
+        env[variables.MLIR_RUNTIME] = settings.runtime
+    if settings.python not in (None, "mlir") or settings.runtime == "memref_runtime":
+        # A Python process a test starts gets the same aliases, as lit's do: the site hook's
+        # sitecustomize installs them.
+        from ..process import SITE_HOOK as hook
+
+        rest = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != hook]
+        env["PYTHONPATH"] = os.pathsep.join([hook, *rest])
     return env
 
 
@@ -186,10 +208,13 @@ def apply(settings: Settings) -> dict[str, str | None]:
     env = environment(settings)
     previous = {name: os.environ.get(name) for name in env}
     os.environ.update(env)
-    if settings.python not in (None, "mlir"):
-        from ..aliases import alias_mlir_bindings
+    from .. import aliases
 
-        alias_mlir_bindings(settings.python)
+    provider = settings.python or "mlir"
+    if provider != "mlir":
+        aliases.alias_mlir_bindings(provider)
+    if settings.runtime == "memref_runtime":
+        aliases.alias_mlir_runtime(provider)
     return previous
 
 

@@ -29,7 +29,7 @@ if _bindings != "mlir" or _runtime == "memref_runtime":
     if _aliases is not None:
         _aliases.alias_mlir_bindings(_bindings)
         if _runtime == "memref_runtime":
-            _aliases.alias_mlir_runtime()
+            _aliases.alias_mlir_runtime(_bindings)
 # benchmarks/suite.py: `lit -D timing=DIR` records where each test process's time goes.
 if _env and os.environ.get(_env.TIMING):
     _timing = _module("memref_runtime.process.timing", "timing")
