@@ -108,7 +108,6 @@ def test_imports_point_down_the_layers():
     assert up == []
 
 
-@pytest.mark.xfail(strict=True, reason="conversion <-> interop: broken in the next commits (house issue, item 2)")
 def test_the_import_graph_has_no_cycle():
     edges, cycles = graph(), []
     state: dict[str, int] = {}

@@ -21,10 +21,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..conversion import MemRefArray, _element_strides, row_major_strides
+from ..conversion import element_strides
 from ..descriptors import MAX_RANK
-from ..element_types import _BY_DTYPE, describe_dtype, element_type_for_mlir
+from ..element_types import describe_dtype, dtypes_for_mlir
 from ..interop import describe_foreign, importer, torch_quick
+from ..views import MemRefArray, row_major_strides
 from .signatures import DYNAMIC, MemRefSpec, ScalarSpec, UnsupportedSpec
 
 WORD = 8
@@ -82,16 +83,9 @@ class _Param(NamedTuple):
     check: object
 
 
-def _accepted_dtypes(element: str) -> tuple[np.dtype, tuple]:
-    """The dtype results use, and every dtype an argument may have (both signs for signless)."""
-    et = element_type_for_mlir(element)
-    if element.startswith("i") and element[1:].isdigit():
-        return et.dtype, tuple(d for d, e in _BY_DTYPE.items() if e.mlir == element)
-    return et.dtype, (et.dtype,)
-
-
 def memref_param(spec: MemRefSpec, where: str, frame_offset: int) -> _Param:
-    dtype, accepted = _accepted_dtypes(spec.element)
+    accepted = dtypes_for_mlir(spec.element)
+    dtype = accepted[0]
     itemsize, align_mask = dtype.itemsize, dtype.alignment - 1
     rank, unranked = spec.rank, spec.shape is None
     static_dims = () if unranked else tuple((i, n) for i, n in enumerate(spec.shape) if n is not DYNAMIC)
@@ -177,7 +171,7 @@ def memref_param(spec: MemRefSpec, where: str, frame_offset: int) -> _Param:
             raise ValueError(f"{where} expects {spec.mlir}, got {given()} at address {address:#x}, "
                              f"not aligned to {dtype.alignment} bytes; pass a copy (np.array(a))")
         strides = (row_major_strides(value.shape) if spec.identity
-                   else _element_strides(value, f"{where} ({spec.mlir})"))
+                   else element_strides(value, f"{where} ({spec.mlir})"))
         for i, s in static_strides:
             if value.shape[i] > 1 and strides[i] != s:
                 raise ValueError(

@@ -60,7 +60,7 @@ _CALIBRATION_SAMPLE = 1e-3  # seconds: long enough for a clock read's ~20 ns to 
 
 
 def _owner(array):
-    """What keeps a returned array's memory alive (conversion.view_memref's `.base.owner`)."""
+    """What keeps a returned array's memory alive (views.view_memref's `.base.owner`)."""
     base = array
     while isinstance(base, np.ndarray):
         base = base.base

@@ -12,9 +12,10 @@ import struct
 
 import numpy as np
 
-from ..conversion import MemRefArray, read_ranked_descriptor, view_memref
+from ..conversion import read_ranked_descriptor
 from ..element_types import C64, C128, element_type_for_mlir
 from ..interop import as_ndarray
+from ..views import MemRefArray, view_memref
 from .signatures import MemRefSpec, ScalarSpec
 
 GLOBAL_ALLOCATED = 0xDEADBEEF  # what memref.get_global's lowering puts in `allocated`
