@@ -62,6 +62,14 @@ def _results_struct(pieces) -> type:
         (f"r{i}", ctype) for i, (_, ctype) in enumerate(pieces)]})
 
 
+def through_out_param(results) -> bool:
+    """Whether the C interface returns `results` through a first out-parameter (a struct the
+    caller allocates): a memref, a complex number, or several results; else the one scalar is
+    returned (a call reads it from a trailing packed slot, a callback returns it)."""
+    return len(results) > 1 or (len(results) == 1 and (
+        isinstance(results[0], MemRefSpec) or results[0].scalar.kind == "complex"))
+
+
 def results_layout(results) -> tuple[str, int]:
     """(struct format, size in bytes) of the struct that carries several or complex results
     through the C interface's out-parameter, padded as C lays it out (ctypes says where)."""
