@@ -24,6 +24,7 @@ from types import MappingProxyType
 from ..bindings import bindings
 from ..settings import default_runtime_verification, resolve_opt_level
 from . import cache as jit_cache
+from .benchmark import DEFAULT_REPEATS, DEFAULT_WARMUP
 from .benchmark_result import BenchmarkResult
 from .call_plan import build_plan, make_invoker
 from .callbacks import CallbackErrors, make_trampoline
@@ -128,9 +129,13 @@ class JitFunction:
         """Checks and packs `args` once; the returned function of no arguments calls this one on them."""
         return self._jit._invoker(self.signature.name).bind(*args)
 
-    def benchmark(self, *args, **options) -> BenchmarkResult:
-        """Times calls on `args` in a native loop: Invoker.benchmark, whose options it takes."""
-        return self._jit._invoker(self.signature.name).benchmark(*args, **options)
+    def benchmark(self, *args, warmup: float = DEFAULT_WARMUP, repeats: int = DEFAULT_REPEATS,
+                  min_time: float | None = None, number: int | None = None, flops=None, bytes=None,
+                  clock: str = "cpu") -> BenchmarkResult:
+        """Times calls on `args` in a native loop (benchmark.py); returns a BenchmarkResult."""
+        return self._jit._invoker(self.signature.name).benchmark(
+            *args, warmup=warmup, repeats=repeats, min_time=min_time, number=number, flops=flops, bytes=bytes,
+            clock=clock)
 
     def __repr__(self) -> str:
         return f"<JitFunction {self.signature}>"
@@ -250,6 +255,7 @@ class JitModule:
         return linked
 
     def _link_own_engine(self) -> LinkedEngine:
+        """Links this module's own engine: LLVM's errors captured, a missing symbol explained."""
         llvm_errors: list[str] = []
         with _captured_stderr(llvm_errors):
             self.engine.initialize()
