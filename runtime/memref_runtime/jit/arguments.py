@@ -66,7 +66,7 @@ def _shape_text(shape) -> str:
 # --- strides of C-contiguous arrays --------------------------------------------------------
 
 # The ranks almost every call uses, without a loop.
-_CANONICAL = {0: lambda s: (), 1: lambda s: (1,), 2: lambda s: (s[1], 1)}
+_CANONICAL: dict = {0: lambda s: (), 1: lambda s: (1,), 2: lambda s: (s[1], 1)}
 
 
 def _strides_function(rank: int | None):
@@ -102,14 +102,14 @@ class MemRefParam:
         self.primary = self.accepted[0]  # the fast path's dtype, and the one results use
         self.align_mask = self.primary.alignment - 1
         self.rank, self.unranked = spec.rank, spec.shape is None
-        self.static_dims = () if self.unranked else tuple(
+        self.static_dims = () if spec.shape is None else tuple(
             (i, n) for i, n in enumerate(spec.shape) if n is not DYNAMIC)
         self.static_strides = () if spec.strides is None else tuple(
             (i, s) for i, s in enumerate(spec.strides) if s is not DYNAMIC)
-        self.offset = spec.offset or 0  # a static offset is honoured by pointing `aligned` back by it
+        self.offset: int = spec.offset or 0  # a static offset is honoured by pointing `aligned` back by it
         self.back = self.offset * self.primary.itemsize
         # An unranked argument reserves a descriptor of NumPy's largest rank.
-        self.words = 2 + 3 + 2 * MAX_RANK if self.unranked else 3 + 2 * self.rank
+        self.words = 2 + 3 + 2 * MAX_RANK if spec.shape is None else 3 + 2 * len(spec.shape)
         self.inner = frame_offset + 2 * WORD  # unranked: where its ranked descriptor sits in the frame
         self.strides_of = _strides_function(self.rank)
         self.expected = with_article(f"{'' if self.unranked else f'{self.rank}-d '}"

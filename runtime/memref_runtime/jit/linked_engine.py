@@ -23,6 +23,7 @@ from __future__ import annotations
 import ctypes
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from .callbacks import CallbackErrors
 from .verification import Guard
@@ -34,7 +35,7 @@ _PACKED = ctypes.CFUNCTYPE(None, ctypes.c_void_p)  # void _mlir_ciface_<name>(vo
 class LinkedEngine:
     """A linked ExecutionEngine, the addresses of its functions, its guard and its callbacks."""
 
-    engine: object
+    engine: Any  # the bindings' ExecutionEngine
     addresses: Mapping[str, int]
     guard: Guard | None = None
     callbacks: Mapping[str, tuple] = field(default_factory=dict)
