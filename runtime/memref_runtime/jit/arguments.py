@@ -239,12 +239,13 @@ class _Given:
 # parameter's constants: a call reads them from cells, not from the object's attributes.
 
 def _fast_ranked(p: MemRefParam):
-    check, primary, rank, align_mask = p.check, p.primary, p.rank, p.align_mask
+    check, check_foreign, primary, rank, align_mask = p.check, p.check_foreign, p.primary, p.rank, p.align_mask
     static_dims, back, offset, strides_of = p.static_dims, p.back, p.offset, p.strides_of
 
     def fast(value, frame):
-        if (type(value) is not _ndarray and type(value) is not _MemRefArray) or value.dtype is not primary \
-                or value.ndim != rank:
+        if type(value) is not _ndarray and type(value) is not _MemRefArray:
+            return check(value, frame) if isinstance(value, _ndarray) else check_foreign(value, frame)
+        if value.dtype is not primary or value.ndim != rank:
             return check(value, frame)
         try:
             address = _addressof(_from_buffer(value))
