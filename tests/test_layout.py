@@ -108,7 +108,6 @@ def test_imports_point_down_the_layers():
     assert up == []
 
 
-@pytest.mark.xfail(strict=True, reason="conversion <-> interop: broken in the next commits (house issue, item 2)")
 def test_the_import_graph_has_no_cycle():
     edges, cycles = graph(), []
     state: dict[str, int] = {}
@@ -142,8 +141,6 @@ def private_names_defined(tree: ast.Module) -> set[str]:
     return {n for n in names if n.startswith("_") and not n.startswith("__") and not n.endswith("_")}
 
 
-@pytest.mark.xfail(strict=True, reason="_BY_DTYPE, _element_strides, _out_param and JitModule's engine attributes: "
-                                        "mended in the next commits (house issue, item 2)")
 def test_no_module_uses_another_modules_private_names():
     defined_in: dict[str, set[str]] = {}
     for module, tree in sources().items():

@@ -80,7 +80,7 @@ def test_jit_module_default(monkeypatch, setting, env, checked):
     assert jit.runtime_verification is checked
     a = np.zeros(2, np.float32)
     jit.store_at(a, 1, 1.0)  # the first call compiles; the guard exists only with checks
-    assert (jit._guard is not None) is checked
+    assert (jit._linked.guard is not None) is checked
 
 
 # --- JitModule: the call raises -------------------------------------------------------------

@@ -8,9 +8,9 @@ ones above):
   bench/                                 memref-bench, the command line that times kernels
   testing/                               run/log, check_close, differential testing, speed claims
   jit/                                   signatures, call plans, lowering, engine, callbacks
-  (this folder)                          element types, descriptors, conversion, interop (DLPack,
-                                         other frameworks' arrays), the upstream facade
-                                         (np_to_memref), bindings, suite settings
+  (this folder)                          element types, descriptors, views of native memory,
+                                         interop (DLPack, other frameworks' arrays), conversion,
+                                         the upstream facade (np_to_memref), bindings, settings
 
 Importing the package loads nothing: each name below is imported on first use, so that
 `import memref_runtime.lit` (lit's own interpreter, every test process's site hook) pulls in
@@ -43,14 +43,15 @@ _EXPORTS = {
     **dict.fromkeys(("ElementType", "F8E4M3FN", "element_type_for_dtype", "element_type_for_mlir"),
                     ".element_types"),
     "ranked_descriptor_type": ".descriptors",
-    **dict.fromkeys(("descriptor_to_numpy", "view_memref", "MemRefArray"), ".conversion"),
+    "descriptor_to_numpy": ".conversion",
+    **dict.fromkeys(("view_memref", "MemRefArray"), ".views"),
     **dict.fromkeys(("JitModule", "JitFunction", "lower_to_llvm", "DEFAULT_PIPELINE", "TENSOR_PIPELINE",
                      "TENSOR_LOOP_PIPELINE", "LoweringError", "TranslationError", "FunctionSignature",
                      "RuntimeVerificationError", "BenchmarkResult"), ".jit"),
 }
 # Subpackages and modules reachable as attributes (`memref_runtime.testing.check_close`).
 _SUBMODULES = frozenset({"np_to_memref", "jit", "testing", "differential", "lit", "update_checks", "bench",
-                         "pytest_plugin", "element_types", "descriptors", "conversion", "interop", "dlpack",
+                         "pytest_plugin", "element_types", "descriptors", "conversion", "interop", "dlpack", "views",
                          "bindings", "settings"})
 
 __all__ = ["np_to_memref", *_EXPORTS]

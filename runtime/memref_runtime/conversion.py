@@ -13,6 +13,7 @@ elements are multiplied by the real item size.
 
 Arrays of other frameworks (torch, JAX, anything with ``__dlpack__``, ``__array_interface__`` or a
 buffer) become NumPy views of their own memory first (interop.py), which the descriptor keeps.
+The arrays made from descriptors are views.py's (view_memref, MemRefArray), as interop's are.
 """
 
 from __future__ import annotations
@@ -30,60 +31,17 @@ from .descriptors import (
     descriptor_packer,
     ranked_descriptor_type,
 )
-from .element_types import _BY_DTYPE, element_type_for_ctype, element_type_for_dtype
+from .element_types import element_type_for_ctype, element_type_for_dtype
+from .interop import import_array, is_array_like
+from .views import (  # noqa: F401 - MemRefArray and row_major_strides: public names of this module too
+    MemRefArray,
+    row_major_strides,
+    view_memref,
+)
 
 # Descriptors made from read-only arrays, by address: an array made back from one (through the
 # descriptor or any ctypes pointer to it) is read-only too. Weak: an entry goes with its descriptor.
 _READ_ONLY: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
-
-
-class _MemRefView:
-    """The base of an array made from a memref: the raw memory and what keeps it alive."""
-
-    __slots__ = ("__array_interface__", "owner")
-
-
-_ndarray_base = np.ndarray.base.__get__
-
-
-class MemRefArray(np.ndarray):
-    """A NumPy array over a memref's memory (what JitModule returns, what a callback receives)
-    that also leaves through DLPack as bf16 and f8, where NumPy's own `__dlpack__` refuses.
-
-    Everything else is NumPy's: it prints as an `array(...)`, what a computation on it makes
-    is a plain ndarray, and it pickles as one. Its slices and views stay MemRefArrays.
-    """
-
-    @property
-    def base(self):
-        """As for every array view_memref makes: the raw memory, whose `.owner` keeps it alive
-        (NumPy puts a plain array between them, since a subclass is made as a view of one)."""
-        base = _ndarray_base(self)
-        if type(base) is np.ndarray:
-            inner = _ndarray_base(base)
-            if type(inner) is _MemRefView:
-                return inner
-        return base
-
-    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        from .interop import to_dlpack
-
-        return to_dlpack(self, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
-
-    def __dlpack_device__(self) -> tuple[int, int]:
-        return (1, 0)  # kDLCPU, device 0
-
-    def __array_wrap__(self, array, context=None, return_scalar=False):
-        if array is self:  # an in-place operation (out=self): it stays what it is
-            return self
-        array = array.view(np.ndarray) if type(array) is not np.ndarray else array
-        return array[()] if return_scalar else array
-
-    def __repr__(self) -> str:
-        return repr(self.view(np.ndarray))
-
-    def __reduce__(self):
-        return self.view(np.ndarray).__reduce__()
 
 
 def _check_array(nparray, argument: str):
@@ -95,21 +53,10 @@ def _check_array(nparray, argument: str):
     if isinstance(nparray, np.ma.MaskedArray):  # native code would read the data and lose the mask
         raise TypeError(f"{argument}: expected a numpy.ndarray, got a masked array, whose mask a memref "
                         "cannot carry; pass a.filled(value) or np.asarray(a) explicitly")
-    et = _BY_DTYPE.get(nparray.dtype)
-    return et if et is not None else element_type_for_dtype(nparray.dtype, argument)
+    return element_type_for_dtype(nparray.dtype, argument)
 
 
-def row_major_strides(shape) -> tuple:
-    """Element strides of a C-contiguous (row-major) array of `shape`: what an identity layout
-    assumes, and what DLPack means by no strides."""
-    strides, step = [], 1
-    for n in reversed(shape):
-        strides.append(step)
-        step *= n
-    return tuple(reversed(strides))
-
-
-def _element_strides(nparray: np.ndarray, argument: str) -> tuple:
+def element_strides(nparray: np.ndarray, argument: str) -> tuple:
     """NumPy byte strides as element strides; exact, or a ValueError naming the stride."""
     itemsize, shape, strides = nparray.itemsize, nparray.shape, nparray.strides
     result, contiguous, empty = [], itemsize, nparray.size == 0
@@ -135,7 +82,7 @@ class _RankedPlan(NamedTuple):
     pack_into: object
     itemsize: int
     alignment: int
-    element_strides: dict  # byte strides of C-contiguous arrays -> element strides
+    contiguous_strides: dict  # byte strides of C-contiguous arrays -> element strides
 
 
 _RANKED_PLANS: dict = {}
@@ -161,9 +108,7 @@ def _other_array(value, argument: str):
     """An ndarray subclass as it is; another framework's array as a NumPy view of its memory."""
     if isinstance(value, np.ndarray):
         return value
-    from . import interop
-
-    return interop.import_array(value, argument)[0] if interop.is_array_like(value) else value
+    return import_array(value, argument)[0] if is_array_like(value) else value
 
 
 def get_ranked_memref_descriptor(nparray: np.ndarray, *, argument: str = "nparray") -> ctypes.Structure:
@@ -173,19 +118,19 @@ def get_ranked_memref_descriptor(nparray: np.ndarray, *, argument: str = "nparra
         plan = _RANKED_PLANS.get((nparray.dtype, nparray.ndim))
     else:
         nparray, plan = _other_array(nparray, argument), None
-    cls, pack_into, itemsize, alignment, element_strides = plan or _ranked_plan(nparray, argument)
+    cls, pack_into, itemsize, alignment, contiguous_strides = plan or _ranked_plan(nparray, argument)
     try:
         # A writable C-contiguous array hands out its address through the buffer protocol,
         # three times faster than `nparray.ctypes`. Its strides are multiples of the item
         # size on every axis longer than 1, the only axes the native code steps along.
         address = ctypes.addressof(ctypes.c_char.from_buffer(nparray))
         byte_strides = nparray.strides
-        strides = element_strides.get(byte_strides) or _contiguous_element_strides(
-            element_strides, byte_strides, itemsize)
+        strides = contiguous_strides.get(byte_strides) or _contiguous_element_strides(
+            contiguous_strides, byte_strides, itemsize)
         read_only = False
     except (TypeError, ValueError, BufferError):  # read-only, strided or empty
         address = nparray.ctypes.data
-        strides = _element_strides(nparray, argument)
+        strides = element_strides(nparray, argument)
         read_only = not nparray.flags.writeable
     if address % alignment:
         raise ValueError(f"{argument}: expected data aligned to {alignment} bytes for "
@@ -205,44 +150,6 @@ def get_unranked_memref_descriptor(nparray: np.ndarray, *, argument: str = "npar
     desc = UnrankedMemRefDescriptor(type(ranked)._rank_, ctypes.addressof(ranked))
     desc._keepalive = ranked
     return desc
-
-
-def _interface_typestr(dtype: np.dtype) -> tuple[str, np.dtype | None]:
-    """The typestr NumPy reads back, and the dtype to view as when typestr loses it (ml_dtypes)."""
-    try:
-        if np.dtype(dtype.str) == dtype:
-            return dtype.str, None
-    except TypeError:  # ml_dtypes spellings such as '<f1' that NumPy cannot parse back
-        pass
-    return f"|V{dtype.itemsize}", dtype
-
-
-_TYPESTR_CACHE: dict = {}
-
-
-def view_memref(address: int, shape, strides, dtype: np.dtype, owner, read_only: bool = False, *,
-                array_type: type | None = None) -> np.ndarray:
-    """An array over native memory, writable unless `read_only`: `address` of the first element,
-    strides in elements; its `.base.owner` is `owner`, kept alive as long as the array. Of
-    `array_type` (an ndarray subclass, e.g. MemRefArray) if given."""
-    cached = _TYPESTR_CACHE.get(dtype)
-    if cached is None:
-        cached = _TYPESTR_CACHE[dtype] = _interface_typestr(dtype)
-    typestr, view_as = cached
-    itemsize = dtype.itemsize
-    for n in shape:
-        if n < 0:
-            raise ValueError(f"memref: sizes must be >= 0, got {n} among the {len(shape)} sizes")
-    base = _MemRefView()
-    base.owner = owner
-    base.__array_interface__ = {
-        "version": 3, "data": (address, read_only), "typestr": typestr,
-        "shape": tuple(shape), "strides": tuple(s * itemsize for s in strides),
-    }
-    array = np.asarray(base)
-    if array_type is not None:
-        return array.view(view_as or array.dtype, array_type)
-    return array if view_as is None else array.view(view_as)
 
 
 def _structure_of(value, kind: type | None = None):

@@ -14,7 +14,7 @@ tensor's `deleter` exactly once, when it no longer reads the memory (ImportedTen
 it is collected). A capsule nobody took calls the deleter itself when it is collected: ours
 (new_capsule) do, through _destroy_capsule.
 
-No NumPy here: interop.py maps arrays onto these structs and back.
+No NumPy here: interop.py reads these structs into arrays, views.py (to_dlpack) fills them from arrays.
 """
 
 from __future__ import annotations

@@ -191,6 +191,15 @@ def element_type_for_mlir(name) -> ElementType:
                     + ", ".join(sorted(_BY_MLIR)))
 
 
+def dtypes_for_mlir(name: str) -> tuple[np.dtype, ...]:
+    """Every dtype an array of MLIR element type `name` may have, its own (element_type_for_mlir's)
+    first: a signless integer takes either sign (i8: int8, uint8), any other type its one dtype."""
+    et = element_type_for_mlir(name)
+    if name.startswith("i") and name[1:].isdigit():
+        return tuple(d for d, e in _BY_DTYPE.items() if e.mlir == name)
+    return (et.dtype,)
+
+
 def element_type_for_ctype(ctype) -> ElementType:
     """The element type of a ctypes element type (c_float, F16, C64, ...)."""
     et = _BY_CTYPE.get(ctype)

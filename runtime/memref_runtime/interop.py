@@ -16,9 +16,10 @@ Ownership: a view holds what keeps the memory valid: the tensor behind a torch v
 buffer behind a JAX view, the ImportedTensor (whose collection calls the producer's deleter,
 once) behind a DLPack view. A JAX array is immutable and DLPack's read-only flag is honoured:
 their views are read-only, so a kernel that may write refuses them as it refuses a read-only
-ndarray. Out: `to_dlpack` holds the array (and so its owner: the JIT allocation, the engine, an
-input) until the consumer calls the deleter; a read-only array or one with negative strides
-leaves as a copy, since torch ignores the read-only flag and aborts on negative strides.
+ndarray. Out: `to_dlpack` (views.py, the `__dlpack__` of MemRefArray) holds the array (and so its
+owner: the JIT allocation, the engine, an input) until the consumer calls the deleter; a
+read-only array or one with negative strides leaves as a copy, since torch ignores the read-only
+flag and aborts on negative strides.
 """
 
 from __future__ import annotations
@@ -28,12 +29,8 @@ import sys
 import numpy as np
 
 from . import dlpack as dl
-from .conversion import MemRefArray, row_major_strides, view_memref
-from .element_types import (
-    dlpack_type_for_dtype,
-    element_type_for_dlpack,
-    is_numpy_native,
-)
+from .element_types import element_type_for_dlpack, is_numpy_native
+from .views import MemRefArray, dlpack_copy_reason, row_major_strides, to_dlpack, view_memref
 
 __all__ = ["import_array", "importer", "as_ndarray", "is_array_like", "describe_foreign", "to_dlpack", "to_framework",
            "MemRefArray", "FRAMEWORKS"]
@@ -330,59 +327,7 @@ def as_ndarray(value, argument: str = "array") -> np.ndarray:
     return value if isinstance(value, np.ndarray) else import_array(value, argument)[0]
 
 
-# --- out --------------------------------------------------------------------------------------
-
-def _version(max_version) -> tuple[int, int] | None:
-    """The DLPack version to export for a consumer's `max_version`; None: the legacy capsule."""
-    if max_version is None:
-        return None
-    major, minor = (int(v) for v in max_version)
-    if major < 1:
-        return None
-    return min((major, minor), dl.VERSION)
-
-
-def _copy_reason(array: np.ndarray) -> str | None:
-    """Why `array` can leave through DLPack only as a copy, or None."""
-    if not array.flags.writeable:  # torch ignores the read-only flag; a constant global's memory is read-only
-        return "is read-only (torch ignores DLPack's read-only flag, and a write into a constant global would crash)"
-    if array.size and any(s < 0 for s, n in zip(array.strides, array.shape) if n > 1):
-        return f"has negative strides {array.strides} (torch.from_dlpack aborts the process on one)"
-    if any(s % array.itemsize for s in array.strides):
-        return f"has byte strides {array.strides}, not multiples of the item size {array.itemsize}"
-    return None
-
-
-def to_dlpack(array: np.ndarray, *, stream=None, max_version=None, dl_device=None, copy: bool | None = None):
-    """A DLPack capsule over `array`'s memory (the `__dlpack__` of the array API standard, for
-    every element type of the table: bf16 and f8 too). It holds `array` until the consumer is done.
-
-    An array that is read-only (a view of a `memref.get_global`, of a read-only input) or has
-    negative strides leaves as a C-contiguous copy (flag IS_COPIED), which `copy=False` refuses;
-    `copy=True` always copies. `stream` means nothing for host memory and is ignored."""
-    del stream
-    if dl_device is not None and tuple(dl_device) != (dl.kDLCPU, 0):
-        raise BufferError(f"cannot export to DLPack device {dl.device_name(*dl_device)}: the array is host "
-                          "memory (kDLCPU:0)")
-    if not copy:
-        reason = _copy_reason(array)
-        if reason is not None and copy is False:
-            raise BufferError(f"the array {reason}: it leaves through DLPack only as a copy; call without "
-                              "copy=False")
-        copy = reason is not None
-    flags = 0
-    if copy:
-        array, flags = np.array(array, order="C"), dl.FLAG_IS_COPIED
-    dtype = array.dtype
-    dltype = dlpack_type_for_dtype(dtype) if dtype.isnative else None
-    if dltype is None:
-        raise BufferError(f"dtype {dtype} has no DLPack data type here (the element types of MLIR memrefs in "
-                          "native byte order)")
-    version = _version(max_version)
-    strides = tuple(s // dtype.itemsize for s in array.strides)
-    return dl.new_capsule(array, _address(array), array.shape, strides, dltype, versioned=version is not None,
-                          version=version or dl.VERSION, flags=flags)
-
+# --- out (to_dlpack, the capsule itself, is views.py's) -----------------------------------------
 
 def to_framework(array: np.ndarray, framework: str):
     """(`array` as `framework`'s array, whether that is a copy): torch shares the memory (a copy
@@ -392,7 +337,7 @@ def to_framework(array: np.ndarray, framework: str):
     if framework == "torch":
         import torch
 
-        copied = _copy_reason(array) is not None  # negative strides, which torch lacks
+        copied = dlpack_copy_reason(array) is not None  # negative strides, which torch lacks
         return torch.from_dlpack(array.view(MemRefArray)), copied
     if framework == "jax":
         import jax.numpy as jnp

@@ -3,8 +3,9 @@
   signatures.py    func.func types -> MemRefSpec / ScalarSpec, read before lowering
   arguments.py     a Python value -> the words of one parameter in the packed frame
   results.py       the results struct -> Python values; who owns a returned memref
-  call_plan.py     one function's plan (frame layout, converters), and the call itself
+  call_plan.py     one function's plan (frame layout, converters), and its Invoker (the call)
   callbacks.py     ctypes trampolines for private declarations (native -> Python)
+  linked_engine.py LinkedEngine: the engine, its functions' addresses, guard and callbacks
   mlir_source.py   parsing, with the MLIR lines a diagnostic points at
   lowering.py      pass pipelines, LoweringError/TranslationError, the ExecutionEngine
   pipeline_text.py pass-pipeline strings, read and written

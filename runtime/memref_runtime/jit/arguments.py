@@ -21,10 +21,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..conversion import MemRefArray, _element_strides, row_major_strides
+from ..conversion import element_strides
 from ..descriptors import MAX_RANK
-from ..element_types import _BY_DTYPE, describe_dtype, element_type_for_mlir
+from ..element_types import describe_dtype, dtypes_for_mlir
 from ..interop import describe_foreign, importer, torch_quick
+from ..views import MemRefArray, row_major_strides
 from .signatures import DYNAMIC, MemRefSpec, ScalarSpec, UnsupportedSpec
 
 WORD = 8
@@ -65,7 +66,7 @@ def _shape_text(shape) -> str:
 # --- strides of C-contiguous arrays --------------------------------------------------------
 
 # The ranks almost every call uses, without a loop.
-_CANONICAL = {0: lambda s: (), 1: lambda s: (1,), 2: lambda s: (s[1], 1)}
+_CANONICAL: dict = {0: lambda s: (), 1: lambda s: (1,), 2: lambda s: (s[1], 1)}
 
 
 def _strides_function(rank: int | None):
@@ -74,7 +75,9 @@ def _strides_function(rank: int | None):
 
 # --- the converters ------------------------------------------------------------------------
 
-class _Param(NamedTuple):
+class Param(NamedTuple):
+    """A parameter's bytes in the frame and its two converters, (value, frame) -> its words."""
+
     fmt: str  # struct format of the parameter's bytes in the frame
     size: int  # bytes, a multiple of the word
     needs_slot: bool  # a memref: its packed entry points at a slot holding the descriptor's address
@@ -82,118 +85,167 @@ class _Param(NamedTuple):
     check: object
 
 
-def _accepted_dtypes(element: str) -> tuple[np.dtype, tuple]:
-    """The dtype results use, and every dtype an argument may have (both signs for signless)."""
-    et = element_type_for_mlir(element)
-    if element.startswith("i") and element[1:].isdigit():
-        return et.dtype, tuple(d for d, e in _BY_DTYPE.items() if e.mlir == element)
-    return et.dtype, (et.dtype,)
+_UNRANKED_PADS = tuple((0,) * (2 * (MAX_RANK - r)) for r in range(MAX_RANK + 1))  # by rank: up to MAX_RANK
 
 
-def memref_param(spec: MemRefSpec, where: str, frame_offset: int) -> _Param:
-    dtype, accepted = _accepted_dtypes(spec.element)
-    itemsize, align_mask = dtype.itemsize, dtype.alignment - 1
-    rank, unranked = spec.rank, spec.shape is None
-    static_dims = () if unranked else tuple((i, n) for i, n in enumerate(spec.shape) if n is not DYNAMIC)
-    static_strides = () if spec.strides is None else tuple(
-        (i, s) for i, s in enumerate(spec.strides) if s is not DYNAMIC)
-    offset = spec.offset or 0  # a static offset is honoured by pointing `aligned` back by it
-    back = offset * itemsize
-    # An unranked argument reserves a descriptor of NumPy's largest rank.
-    words = 2 + 3 + 2 * MAX_RANK if unranked else 3 + 2 * rank
-    inner = frame_offset + 2 * WORD  # unranked: where its ranked descriptor sits in the frame
-    pads = [(0,) * (2 * (MAX_RANK - r)) for r in range(MAX_RANK + 1)] if unranked else None
-    expected = with_article(f"{'' if unranked else f'{rank}-d '}{' or '.join(d.name for d in accepted)} array")
+class MemRefParam:
+    """One memref parameter: what it accepts, computed once from its type, and its converters.
 
-    def fields(address, shape, strides, frame):
-        if unranked:
+    `check(value, frame)` takes every valid value: an ndarray, or another framework's array as
+    a view of its memory, and raises the exact error otherwise. The fast path (`param().fast`)
+    is a closure over the same constants, for the common case only.
+    """
+
+    def __init__(self, spec: MemRefSpec, where: str, frame_offset: int):
+        self.spec, self.where = spec, where
+        self.accepted = dtypes_for_mlir(spec.element)
+        self.primary = self.accepted[0]  # the fast path's dtype, and the one results use
+        self.align_mask = self.primary.alignment - 1
+        self.rank, self.unranked = spec.rank, spec.shape is None
+        self.static_dims = () if spec.shape is None else tuple(
+            (i, n) for i, n in enumerate(spec.shape) if n is not DYNAMIC)
+        self.static_strides = () if spec.strides is None else tuple(
+            (i, s) for i, s in enumerate(spec.strides) if s is not DYNAMIC)
+        self.offset: int = spec.offset or 0  # a static offset is honoured by pointing `aligned` back by it
+        self.back = self.offset * self.primary.itemsize
+        # An unranked argument reserves a descriptor of NumPy's largest rank.
+        self.words = 2 + 3 + 2 * MAX_RANK if spec.shape is None else 3 + 2 * len(spec.shape)
+        self.inner = frame_offset + 2 * WORD  # unranked: where its ranked descriptor sits in the frame
+        self.strides_of = _strides_function(self.rank)
+        self.expected = with_article(f"{'' if self.unranked else f'{self.rank}-d '}"
+                                     f"{' or '.join(d.name for d in self.accepted)} array")
+        # Another framework's C-contiguous array skips the view's checks where no static stride
+        # needs comparing (`contiguous`).
+        self.shortcut = not self.unranked and not self.static_strides
+        self.torch_route = None  # interop.torch_quick(primary), once torch is imported
+
+    def param(self) -> Param:
+        """The parameter's place in the frame and its two converters."""
+        # A contiguous array fits any layout whose strides are all dynamic; static strides are checked.
+        fast = self.check if self.static_strides else _fast_unranked(self) if self.unranked else _fast_ranked(self)
+        return Param("q" * self.words, self.words * WORD, True, fast, self.check)
+
+    def fields(self, address: int, shape, strides, frame) -> tuple:
+        """The descriptor's words (an unranked one's, then its ranked descriptor padded to MAX_RANK)."""
+        if self.unranked:
             r = len(shape)
-            return (r, _addressof(frame) + inner, address, address, 0, *shape, *strides, *pads[r])
-        return (address, address - back, offset, *shape, *strides)
+            return (r, _addressof(frame) + self.inner, address, address, 0, *shape, *strides, *_UNRANKED_PADS[r])
+        return (address, address - self.back, self.offset, *shape, *strides)
 
-    def contiguous(address, shape):
+    def contiguous(self, address: int, shape) -> tuple | None:
         """The fields of another framework's C-contiguous array at `address` (its dtype and
         writability checked by the caller), or None where rank, static sizes or alignment refuse it."""
-        if len(shape) == rank and not address & align_mask and (
-                not static_dims or all(shape[i] == n for i, n in static_dims)):
-            return (address, address - back, offset, *shape, *strides_of(shape))
+        if len(shape) == self.rank and not address & self.align_mask and (
+                not self.static_dims or all(shape[i] == n for i, n in self.static_dims)):
+            return (address, address - self.back, self.offset, *shape, *self.strides_of(shape))
         return None
 
-    def check(value, frame, original=None):
-        """`original`: the other framework's array `value` is a view of, which the errors name."""
+    def check(self, value, frame, original=None) -> tuple:
+        """`value`'s words, or the exact error. `original`: the other framework's array `value`
+        is a view of, which the errors name."""
         if not isinstance(value, np.ndarray):
-            if quick:  # a plain contiguous CPU torch tensor: its fields straight away
-                torch_route = torch_state[0]
-                if torch_route is None:
-                    torch_route = torch_state[0] = torch_quick(primary)  # None again until torch is imported
-                got = torch_route(value) if torch_route else None
-                if got is not None:
-                    taken = contiguous(*got)
-                    if taken is not None:
-                        return taken
-            take = importer(value)
-            if take is None:
-                raise TypeError(f"{where} expects {spec.mlir} ({expected}), got {describe(value)}")
-            # Another framework's array: a view of its memory. The fast path's test on the view,
-            # whose address came with it (a read-only view's own costs more than the rest); the
-            # frame keeps what the reading needs beside `value` (a DLPack import's owner).
-            view, address, keep = take(value, where, spec.mlir)
-            if keep is not None:
-                kept = frame.__dict__  # a ctypes array's own attributes
-                kept["_views"] = [*kept.get("_views", ()), keep]
-            if quick and view.dtype is primary:
-                flags = view.flags
-                if flags.c_contiguous and (flags.writeable or not writable):
-                    taken = contiguous(address, view.shape)
-                    if taken is not None:
-                        return taken
-            return check(view, frame, value)
-        given = lambda: describe(value) if original is None else describe(original, value)  # noqa: E731
+            return self.check_foreign(value, frame)
+        given = _Given(value, original)
+        self._check_type(value, given)
+        address = self._check_memory(value, given, original is not None)
+        strides = (row_major_strides(value.shape) if self.spec.identity
+                   else element_strides(value, f"{self.where} ({self.spec.mlir})"))
+        for i, s in self.static_strides:
+            if value.shape[i] > 1 and strides[i] != s:
+                raise ValueError(f"{self.where} expects {self.spec.mlir} (element strides "
+                                 f"{_shape_text(self.spec.strides)}), got {given}, element strides {strides}")
+        return self.fields(address, value.shape, strides, frame)
+
+    def check_foreign(self, value, frame) -> tuple:
+        """Another framework's array (or no array at all): a plain contiguous CPU torch tensor's
+        fields straight away, else a view of its memory, checked as an ndarray."""
+        if self.shortcut:
+            route = self.torch_route
+            if route is None:
+                route = self.torch_route = torch_quick(self.primary)  # None again until torch is imported
+            got = route(value) if route else None
+            if got is not None:
+                taken = self.contiguous(*got)
+                if taken is not None:
+                    return taken
+        take = importer(value)
+        if take is None:
+            raise TypeError(f"{self.where} expects {self.spec.mlir} ({self.expected}), got {describe(value)}")
+        # The fast path's test on the view, whose address came with it (a read-only view's own
+        # costs more than the rest); the frame keeps what the reading needs beside `value` (a
+        # DLPack import's owner).
+        view, address, keep = take(value, self.where, self.spec.mlir)
+        if keep is not None:
+            kept = frame.__dict__  # a ctypes array's own attributes
+            kept["_views"] = [*kept.get("_views", ()), keep]
+        if self.shortcut and view.dtype is self.primary:
+            flags = view.flags
+            if flags.c_contiguous and (flags.writeable or not self.spec.writable):
+                taken = self.contiguous(address, view.shape)
+                if taken is not None:
+                    return taken
+        return self.check(view, frame, value)
+
+    def _check_type(self, value: np.ndarray, given: _Given) -> None:
+        """Mask, dtype, rank and static sizes."""
+        spec, where = self.spec, self.where
         if isinstance(value, _MaskedArray):  # the native code would read the masked elements too
-            raise TypeError(f"{where} expects {spec.mlir} ({expected}), got {given()}, whose mask "
+            raise TypeError(f"{where} expects {spec.mlir} ({self.expected}), got {given}, whose mask "
                             "would be dropped; pass a.filled(fill_value) to replace the masked elements, "
                             "or np.asarray(a) to ignore the mask")
-        if value.dtype not in accepted:
+        if value.dtype not in self.accepted:
             native = value.dtype.newbyteorder("=")
-            error = ValueError if not value.dtype.isnative and native in accepted else TypeError
+            error = ValueError if not value.dtype.isnative and native in self.accepted else TypeError
             hint = "; convert it with a.astype(a.dtype.newbyteorder('='))" if error is ValueError else ""
-            raise error(f"{where} expects {spec.mlir} ({expected}), got {given()}{hint}")
-        if not unranked and value.ndim != rank:
-            raise ValueError(f"{where} expects {spec.mlir} ({expected}), got {given()}")
-        for i, n in static_dims:
+            raise error(f"{where} expects {spec.mlir} ({self.expected}), got {given}{hint}")
+        if not self.unranked and value.ndim != self.rank:
+            raise ValueError(f"{where} expects {spec.mlir} ({self.expected}), got {given}")
+        for i, n in self.static_dims:
             if value.shape[i] != n:
-                raise ValueError(f"{where} expects {spec.mlir} (shape {_shape_text(spec.shape)}), "
-                                 f"got {given()}")
+                raise ValueError(f"{where} expects {spec.mlir} (shape {_shape_text(spec.shape)}), got {given}")
+
+    def _check_memory(self, value: np.ndarray, given: _Given, foreign: bool) -> int:
+        """Writability, contiguity (an identity layout) and alignment; the address of the data."""
+        spec, where = self.spec, self.where
         if spec.writable and not value.flags.writeable:
-            raise ValueError(f"{where} expects {spec.mlir}, got {given()}; the native code may "
+            raise ValueError(f"{where} expects {spec.mlir}, got {given}; the native code may "
                              "write into it, so pass a writable copy (np.array(a))")
         if spec.identity and not value.flags.c_contiguous:
-            copy = "np.ascontiguousarray(a)" if original is None else "a contiguous copy (t.contiguous() for torch)"
+            copy = "a contiguous copy (t.contiguous() for torch)" if foreign else "np.ascontiguousarray(a)"
             raise ValueError(f"{where} expects {spec.mlir}, whose identity layout assumes a C-contiguous "
-                             f"array, got {given()}; pass {copy}, or declare the "
+                             f"array, got {given}; pass {copy}, or declare the "
                              "parameter with a strided layout (strided<[?, ...], offset: ?>)")
         address = value.ctypes.data
-        if address & align_mask:
-            raise ValueError(f"{where} expects {spec.mlir}, got {given()} at address {address:#x}, "
-                             f"not aligned to {dtype.alignment} bytes; pass a copy (np.array(a))")
-        strides = (row_major_strides(value.shape) if spec.identity
-                   else _element_strides(value, f"{where} ({spec.mlir})"))
-        for i, s in static_strides:
-            if value.shape[i] > 1 and strides[i] != s:
-                raise ValueError(
-                    f"{where} expects {spec.mlir} (element strides "
-                    f"{_shape_text(spec.strides)}), got {given()}, element strides {strides}")
-        return fields(address, value.shape, strides, frame)
+        if address & self.align_mask:
+            raise ValueError(f"{where} expects {spec.mlir}, got {given} at address {address:#x}, "
+                             f"not aligned to {self.primary.alignment} bytes; pass a copy (np.array(a))")
+        return address
 
-    strides_of = _strides_function(rank)
-    primary = accepted[0]
-    torch_state = [None]  # interop.torch_quick(primary), once torch is imported
 
-    # The fast paths take a writable C-contiguous ndarray of the exact dtype: the buffer
-    # protocol checks writability and contiguity in one step, faster than reading `flags`.
+class _Given:
+    """What an error message says was given, described only when one is raised."""
+
+    __slots__ = ("value", "original")
+
+    def __init__(self, value, original):
+        self.value, self.original = value, original
+
+    def __str__(self) -> str:
+        return describe(self.value) if self.original is None else describe(self.original, self.value)
+
+
+# The fast paths take a writable C-contiguous ndarray of the exact dtype: the buffer protocol
+# checks writability and contiguity in one step, faster than reading `flags`. Closures over the
+# parameter's constants: a call reads them from cells, not from the object's attributes.
+
+def _fast_ranked(p: MemRefParam):
+    check, check_foreign, primary, rank, align_mask = p.check, p.check_foreign, p.primary, p.rank, p.align_mask
+    static_dims, back, offset, strides_of = p.static_dims, p.back, p.offset, p.strides_of
+
     def fast(value, frame):
-        if (type(value) is not _ndarray and type(value) is not _MemRefArray) or value.dtype is not primary \
-                or value.ndim != rank:
+        if type(value) is not _ndarray and type(value) is not _MemRefArray:
+            return check(value, frame) if isinstance(value, _ndarray) else check_foreign(value, frame)
+        if value.dtype is not primary or value.ndim != rank:
             return check(value, frame)
         try:
             address = _addressof(_from_buffer(value))
@@ -207,7 +259,13 @@ def memref_param(spec: MemRefSpec, where: str, frame_offset: int) -> _Param:
                 return check(value, frame)
         return (address, address - back, offset, *shape, *strides_of(shape))
 
-    def fast_unranked(value, frame):
+    return fast
+
+
+def _fast_unranked(p: MemRefParam):
+    check, primary, align_mask, fields = p.check, p.primary, p.align_mask, p.fields
+
+    def fast(value, frame):
         if (type(value) is not _ndarray and type(value) is not _MemRefArray) or value.dtype is not primary:
             return check(value, frame)
         try:
@@ -218,13 +276,12 @@ def memref_param(spec: MemRefSpec, where: str, frame_offset: int) -> _Param:
             return check(value, frame)
         return fields(address, value.shape, row_major_strides(value.shape), frame)
 
-    quick, writable = not unranked and not static_strides, spec.writable
+    return fast
 
-    if unranked:
-        fast = fast_unranked
-    # A contiguous array fits any layout whose strides are all dynamic; static strides are checked.
-    chosen = check if static_strides else fast
-    return _Param("q" * words, words * WORD, True, chosen, check)
+
+def memref_param(spec: MemRefSpec, where: str, frame_offset: int) -> Param:
+    """The place and converters of a memref parameter whose descriptor starts at `frame_offset`."""
+    return MemRefParam(spec, where, frame_offset).param()
 
 
 _INT_TYPES = frozenset({int, bool} | {np.dtype(c).type for c in "bBhHiIlLqQ"})
@@ -300,7 +357,7 @@ def scalar_check(spec: ScalarSpec, where: str):
     return lambda value, frame: (convert(value),)
 
 
-def scalar_param(spec: ScalarSpec, where: str) -> _Param:
+def scalar_param(spec: ScalarSpec, where: str) -> Param:
     kind, fmt = spec.scalar.kind, spec.scalar.fmt
     size = -(-struct.calcsize("=" + fmt) // WORD) * WORD
     check = scalar_check(spec, where)
@@ -313,7 +370,7 @@ def scalar_param(spec: ScalarSpec, where: str) -> _Param:
         def fast(value, frame):
             return (value,) if type(value) in accepted else check(value, frame)
     padding = size - struct.calcsize("=" + fmt)
-    return _Param(fmt + "x" * padding, size, False, fast, check)
+    return Param(fmt + "x" * padding, size, False, fast, check)
 
 
 def unsupported(spec: UnsupportedSpec, where: str):

@@ -60,18 +60,18 @@ _CALIBRATION_SAMPLE = 1e-3  # seconds: long enough for a clock read's ~20 ns to 
 
 
 def _owner(array):
-    """What keeps a returned array's memory alive (conversion.view_memref's `.base.owner`)."""
+    """What keeps a returned array's memory alive (views.view_memref's `.base.owner`)."""
     base = array
     while isinstance(base, np.ndarray):
         base = base.base
     return getattr(base, "owner", None)
 
 
-def _frees(invoke, frame_address: int, first_result) -> tuple:
-    """(address of a word of the result area, kind) of what each call's results allocated."""
+def _frees(slots: tuple, frame_address: int, first_result) -> tuple:
+    """(address of a word of the result area, kind) of what each call's results allocated;
+    `slots`: the plan's memref results."""
     from .results import NativeAllocation
 
-    slots = invoke.memref_results
     if not slots:
         return ()
     arrays = [v for v in (first_result if isinstance(first_result, tuple) else (first_result,))
@@ -130,10 +130,10 @@ def judged_clock(clock: str, times: dict) -> str:
     return "process" if sum(times["process"]) > OTHER_THREADS * sum(times["thread"]) else "thread"
 
 
-def run_benchmark(jit, name: str, args: tuple, *, warmup: float = DEFAULT_WARMUP, repeats: int = DEFAULT_REPEATS,
+def run_benchmark(invoker, args: tuple, *, warmup: float = DEFAULT_WARMUP, repeats: int = DEFAULT_REPEATS,
                   min_time: float | None = None, number: int | None = None, flops=None, bytes=None,
                   clock: str = "cpu") -> BenchmarkResult:
-    """`jit.<name>.benchmark(*args, ...)`: see the module docstring."""
+    """`jit.<name>.benchmark(*args, ...)` (`invoker`: call_plan.Invoker): see the module docstring."""
     if clock not in CLOCK_CHOICES:
         raise ValueError(f"benchmark(): clock must be one of {', '.join(map(repr, CLOCK_CHOICES))}, got {clock!r}")
     _check("warmup", warmup, (int, float), 0, "a number of seconds >= 0")
@@ -149,16 +149,16 @@ def run_benchmark(jit, name: str, args: tuple, *, warmup: float = DEFAULT_WARMUP
         if count is not None and (isinstance(count, bool) or not isinstance(count, (int, float)) or count < 0):
             raise ValueError(f"benchmark(): {label} must be a number >= 0 per call, or None, got {count!r}")
 
-    invoke = jit._invoker(name)
-    bound = invoke.bind(*args)  # checks and packs once; the loop reuses this frame
+    name, linked = invoker.name, invoker.linked
+    bound = invoker.bind(*args)  # checks and packs once; the loop reuses this frame
     first = bound()  # the probe: fails as a call would, and shows what the results own
     frame = ctypes.addressof(bound.frame)
-    frees = _frees(invoke, frame, first)
+    frees = _frees(invoker.plan.memref_results, frame, first)
     del first  # frees the probe's results, if they were fresh memory
 
-    enter = jit._guard.caller(loop_address(), name) if jit._guard else None
-    loop = TimingLoop(jit._addresses[name], frame, frees, enter)
-    errors = jit._callback_errors if jit._callbacks else None
+    enter = linked.guard.caller(loop_address(), name) if linked.guard else None
+    loop = TimingLoop(linked.addresses[name], frame, frees, enter)
+    errors = linked.callback_errors if linked.callbacks else None
     saved = errors.before_native() if errors else None
     try:
         if number is None:

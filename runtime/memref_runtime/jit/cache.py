@@ -13,8 +13,9 @@ Within one process, two JitModules share one engine when all of these hold:
 
 The engine stays alive as long as any JitModule holds it (arrays that view a global hold their
 JitModule), and the cache keeps the `MEMREF_RUNTIME_JIT_CACHE_SIZE` (default 32; 0 turns reuse
-off) most recently used linked engines. The cache holds engines only, never a Context (an engine
-does not keep its module's Context alive), so `Context._get_live_count()` is not affected.
+off) most recently used linked engines (linked_engine.py: the engine, its functions' addresses
+and its guard; the JitModules that take one share it). The cache holds no Context (an engine does
+not keep its module's Context alive), so `Context._get_live_count()` is not affected.
 `stats()` counts hits and misses by reason; with `MEMREF_RUNTIME_JIT_CACHE_STATS=DIR` each
 process writes them to DIR/<pid>.json at exit (benchmarks/suite.py reads them).
 """
@@ -28,6 +29,7 @@ import re
 import threading
 
 from .. import environment
+from .linked_engine import LinkedEngine
 
 SIZE_ENV = environment.JIT_CACHE_SIZE
 STATS_ENV = environment.JIT_CACHE_STATS
@@ -35,17 +37,8 @@ DEFAULT_SIZE = 32
 _MUTABLE_GLOBAL = re.compile(r"^\s*llvm\.mlir\.global\b(?![^@\n]*\bconstant\b)", re.MULTILINE)
 
 _lock = threading.Lock()
-_engines: collections.OrderedDict = collections.OrderedDict()  # key -> (engine, addresses)
+_engines: collections.OrderedDict = collections.OrderedDict()  # key -> LinkedEngine
 _stats: collections.Counter = collections.Counter()
-
-
-class _Entry:
-    """What a JitModule carries for the cache: its key (None: never shared) and a shared engine."""
-
-    __slots__ = ("key", "addresses")
-
-    def __init__(self, key, addresses=None):
-        self.key, self.addresses = key, addresses
 
 
 def size() -> int:
@@ -76,52 +69,39 @@ def key_of(text: str, *, opt_level, shared_libs, **options):
             tuple(sorted(options.items())))
 
 
-def reuse_at_creation(jit, key):
-    """The linked engine to take instead of creating one, when `jit` can register no callback
-    (it declares no function); None otherwise. Records `jit._jit_cache`."""
-    jit._jit_cache = _Entry(key)
-    if key is None or any(s.declaration for s in jit._signatures.values()):
+def take_at_creation(key, may_register_callbacks: bool) -> LinkedEngine | None:
+    """The linked engine a new JitModule of cache key `key` takes instead of creating one; None
+    when there is none, or the module may still register callbacks (it declares a function)."""
+    if key is None or may_register_callbacks:
         return None
     found = _get(key)
-    if found is None:
+    if found is not None:
+        _count("hit")
+    return found
+
+
+def take_at_first_call(key, has_callbacks: bool) -> LinkedEngine | None:
+    """At a JitModule's first call: the linked engine of an equal module, if it may take one
+    (none with callbacks registered), instead of linking its own; None otherwise."""
+    if key is None:
         return None
-    engine, jit._jit_cache.addresses = found
-    _count("hit")
-    return engine
-
-
-def adopt(jit) -> bool:
-    """At `jit`'s first call: takes a linked engine of the same module, if it may; True if it did
-    (its functions' addresses are then known, and the engine is not initialized again)."""
-    entry = getattr(jit, "_jit_cache", None)
-    if entry is None or entry.key is None:
-        return False
-    if entry.addresses is not None:  # taken at creation
-        jit._addresses.update(entry.addresses)
-        return True
-    if jit._callbacks:
+    if has_callbacks:
         _count("miss: callbacks registered")
-        return False
-    found = _get(entry.key)
-    if found is None:
-        _count("miss: first build")
-        return False
-    jit.engine, entry.addresses = found
-    jit._addresses.update(entry.addresses)
-    _count("hit")
-    return True
+        return None
+    found = _get(key)
+    _count("miss: first build" if found is None else "hit")
+    return found
 
 
-def offer(jit) -> None:
-    """After `jit` linked its own engine: keeps it for the next JitModule of the same module,
-    unless callbacks were registered."""
-    entry = getattr(jit, "_jit_cache", None)
-    if entry is None or entry.key is None or jit._callbacks:
+def offer(key, linked: LinkedEngine) -> None:
+    """After a JitModule's first call: keeps its linked engine for the next JitModule of the same
+    module (the most recently used last), unless it has callbacks."""
+    if key is None or linked.callbacks:
         return
     limit = size()
     with _lock:
-        _engines[entry.key] = (jit.engine, dict(jit._addresses))
-        _engines.move_to_end(entry.key)
+        _engines[key] = linked
+        _engines.move_to_end(key)
         while len(_engines) > limit:
             _engines.popitem(last=False)
 

@@ -18,7 +18,11 @@ import ctypes
 import struct
 from typing import NamedTuple
 
-from .arguments import WORD, memref_param, scalar_param, unsupported
+from .arguments import WORD, Param, memref_param, scalar_param, unsupported
+from .benchmark import DEFAULT_REPEATS, DEFAULT_WARMUP, run_benchmark
+from .benchmark_result import BenchmarkResult
+from .callbacks import add_note
+from .linked_engine import LinkedEngine
 from .results import (
     Ownership,
     memref_decoder,
@@ -26,18 +30,11 @@ from .results import (
     result_piece,
     results_layout,
     scalar_decoder,
+    through_out_param,
 )
 from .signatures import FunctionSignature, MemRefSpec, UnsupportedSpec
 
 _addressof = ctypes.addressof
-
-
-def add_note(error: BaseException, note: str) -> None:
-    """`error.add_note(note)`: on Python 3.10, which lacks it, the note goes to `__notes__` unprinted."""
-    if hasattr(error, "add_note"):
-        error.add_note(note)
-    else:
-        error.__notes__ = [*getattr(error, "__notes__", ()), note]
 
 
 class CallPlan(NamedTuple):
@@ -55,35 +52,69 @@ class CallPlan(NamedTuple):
     memref_results: tuple = ()
 
 
-def _out_param(results) -> bool:
-    return len(results) > 1 or (len(results) == 1 and (
-        isinstance(results[0], MemRefSpec) or results[0].scalar.kind == "complex"))
-
-
 def build_plan(sig: FunctionSignature, engine_owner) -> CallPlan:
-    """The plan for calling `sig` (a public function with a body) through its C interface."""
-    name = sig.name
-    for i, spec in enumerate(sig.inputs):
-        if isinstance(spec, UnsupportedSpec):
-            unsupported(spec, f"{name}(): argument {i}")
-    for i, spec in enumerate(sig.results):
-        if isinstance(spec, UnsupportedSpec):
-            unsupported(spec, f"{name}(): result {i}")
-    out_param = _out_param(sig.results)
+    """The plan for calling `sig` (a public function with a body) through its C interface;
+    `engine_owner` keeps the engine alive for the views of its globals that calls return."""
+    _refuse_unsupported(sig)
+    layout = _lay_out(sig)
+    return CallPlan(
+        nargs=len(sig.inputs),
+        frame_type=ctypes.c_int64 * layout.words,
+        consts=layout.consts,
+        fast=tuple(p.fast for p in layout.params),
+        check=tuple(p.check for p in layout.params),
+        pack_into=struct.Struct("=" + "q" * len(layout.consts) + "".join(p.fmt for p in layout.params)).pack_into,
+        finish=_result_reader(sig, layout, engine_owner),
+        memref_results=_memref_result_words(sig, layout),
+    )
+
+
+def _refuse_unsupported(sig: FunctionSignature) -> None:
+    for kind, specs in (("argument", sig.inputs), ("result", sig.results)):
+        for i, spec in enumerate(specs):
+            if isinstance(spec, UnsupportedSpec):
+                unsupported(spec, f"{sig.name}(): {kind} {i}")
+
+
+class _Layout(NamedTuple):
+    """Where one function's call puts everything in its frame."""
+
+    params: list[Param]
+    consts: tuple  # frame offsets whose absolute addresses fill the packed array, then the slots
+    out_param: bool  # results come back through a struct the caller allocates (the result area)
+    result_offset: int  # where the result area starts
+    result_format: str  # struct format of the result area
+    words: int  # the frame's size
+
+
+def _lay_out(sig: FunctionSignature) -> _Layout:
+    """[packed void* array][pointer slots][argument values and descriptors][result area]."""
+    out_param = through_out_param(sig.results)
     scalar_result = len(sig.results) == 1 and not out_param
     n_packed = out_param + len(sig.inputs) + scalar_result
     n_slots = out_param + sum(isinstance(s, MemRefSpec) for s in sig.inputs)
-    cursor = (n_packed + n_slots) * WORD  # arguments start after the packed array and slots
-
-    params, packed, slots = [], [], []
-    slot = n_packed * WORD
+    packed = [n_packed * WORD] if out_param else []  # packed[0] -> the out slot, the first slot
+    params, slots, result_offset = _place_arguments(sig, packed, n_packed * WORD + WORD * out_param,
+                                                    (n_packed + n_slots) * WORD)
     if out_param:
-        packed.append(slot)
-        slot += WORD
+        result_format, result_size = results_layout(sig.results)
+        slots.insert(0, result_offset)  # the out slot points at the result area
+    else:
+        result_format, result_size = "=" + (sig.results[0].scalar.fmt if scalar_result else ""), 2 * WORD
+        if scalar_result:  # the last packed entry points straight at the result
+            packed.append(result_offset)
+    return _Layout(params, tuple(packed + slots), out_param, result_offset, result_format,
+                   -(-(result_offset + result_size) // WORD))
+
+
+def _place_arguments(sig: FunctionSignature, packed: list, slot: int, cursor: int):
+    """(params, slots, the end of the arguments): each argument's place from `cursor` on, and its
+    packed entry appended to `packed`: the argument itself, or (a memref) a slot that points at
+    its descriptor, the slots counting from `slot`."""
+    params, slots = [], []
     for i, spec in enumerate(sig.inputs):
-        where = f"{name}(): argument {i}"
-        param = (memref_param(spec, where, cursor) if isinstance(spec, MemRefSpec)
-                 else scalar_param(spec, where))
+        where = f"{sig.name}(): argument {i}"
+        param = memref_param(spec, where, cursor) if isinstance(spec, MemRefSpec) else scalar_param(spec, where)
         if param.needs_slot:  # packed -> slot -> descriptor
             packed.append(slot)
             slots.append(cursor)
@@ -92,73 +123,118 @@ def build_plan(sig: FunctionSignature, engine_owner) -> CallPlan:
             packed.append(cursor)
         params.append(param)
         cursor += param.size
+    return params, slots, cursor
 
-    result_offset = cursor
-    if out_param:
-        fmt, result_size = results_layout(sig.results)
-        slots.insert(0, result_offset)  # the out slot comes first among the slots
-    else:
-        fmt = "=" + (sig.results[0].scalar.fmt if scalar_result else "")
-        result_size = 2 * WORD
-        if scalar_result:
-            packed.append(result_offset)
-    unpack_from = struct.Struct(fmt).unpack_from
 
-    decoders, start = [], 0
-    for i, spec in enumerate(sig.results):
-        width = len(result_piece(spec)[0])  # one format letter per value
-        decode = (memref_decoder(spec, f"{name}(): result {i}") if isinstance(spec, MemRefSpec)
-                  else scalar_decoder(spec))
-        decoders.append((start, start + width, decode))
-        start += width
-    memref_positions = tuple(i for i, s in enumerate(sig.inputs) if isinstance(s, MemRefSpec))
-    memref_results = tuple(
-        (result_offset + at + (0 if spec.shape is not None else WORD), spec.shape is not None)
-        for spec, at in zip(sig.results, result_offsets(sig.results) if out_param else ())
-        if isinstance(spec, MemRefSpec))
-    returns_memrefs = any(isinstance(s, MemRefSpec) for s in sig.results)
-
+def _result_reader(sig: FunctionSignature, layout: _Layout, engine_owner):
+    """finish(frame, args): the call's Python result, read from the frame's result area."""
+    unpack_from, at = struct.Struct(layout.result_format).unpack_from, layout.result_offset
     if not sig.results:
         def finish(frame, args):
             return None
-    elif scalar_result and sig.results[0].scalar.kind != "complex":
+    elif not layout.out_param:  # one scalar, not complex
         def finish(frame, args):
-            return unpack_from(frame, result_offset)[0]
+            return unpack_from(frame, at)[0]
     else:
+        decoders, start = [], 0
+        for i, spec in enumerate(sig.results):
+            width = len(result_piece(spec)[0])  # one format letter per value
+            decode = (memref_decoder(spec, f"{sig.name}(): result {i}") if isinstance(spec, MemRefSpec)
+                      else scalar_decoder(spec))
+            decoders.append((start, start + width, decode))
+            start += width
+        memref_positions = tuple(i for i, s in enumerate(sig.inputs) if isinstance(s, MemRefSpec))
+        returns_memrefs = any(isinstance(s, MemRefSpec) for s in sig.results)
+
         def finish(frame, args):
-            fields = unpack_from(frame, result_offset)
+            fields = unpack_from(frame, at)
             ownership = Ownership(args, memref_positions, engine_owner) if returns_memrefs else None
             values = tuple(decode(fields[a:b], ownership) for a, b, decode in decoders)
             return values if len(values) > 1 else values[0]
-
-    frame_words = -(-(result_offset + result_size) // WORD)
-    return CallPlan(
-        nargs=len(sig.inputs),
-        frame_type=ctypes.c_int64 * frame_words,
-        consts=tuple(packed + slots),
-        fast=tuple(p.fast for p in params),
-        check=tuple(p.check for p in params),
-        pack_into=struct.Struct("=" + "q" * (len(packed) + len(slots)) + "".join(p.fmt for p in params)).pack_into,
-        finish=finish,
-        memref_results=memref_results,
-    )
+    return finish
 
 
-def make_invoker(plan: CallPlan, address: int, signature: FunctionSignature,
-                 before_native=None, after_native=None, *, native=None, owner=None):
-    """A function taking the Python arguments, calling the packed wrapper at `address`.
+def _memref_result_words(sig: FunctionSignature, layout: _Layout) -> tuple:
+    """Per memref result: (frame offset of the word a caller frees, ranked?)."""
+    if not layout.out_param:
+        return ()
+    return tuple((layout.result_offset + at + (0 if spec.shape is not None else WORD), spec.shape is not None)
+                 for spec, at in zip(sig.results, result_offsets(sig.results)) if isinstance(spec, MemRefSpec))
 
-    `owner` (the JitModule, whose engine holds the code at `address`) is kept alive by the
-    function and by every bound call made from it: a call never runs freed code.
 
-    `before_native()` and `after_native(its result)` surround the native call when the
-    module has callbacks: they collect exceptions raised inside them and re-raise them.
-    `native(frame)`, if given, makes the call instead (runtime verification's guard, which
-    raises when the call stopped at a failed check: no results are read then).
-    The function's `bind(*args)` packs the arguments once for repeated calls.
+# --- calls ----------------------------------------------------------------------------------
+
+class Invoker:
+    """How one function of a linked engine is called, built once per function: `pack(args)`
+    checks and converts the Python arguments into a fresh frame, `run(frame, args)` makes the
+    native call and reads the results, `bind(*args)` packs once for repeated calls.
+
+    `function` is what `jit.<name>` is after its first call: a plain function of the arguments,
+    the hot path, so no object's attributes are read per call. It carries what JitFunction offers
+    (`signature`, `bind`, `benchmark`, `owner`) and this Invoker (`invoker`).
+
+    `owner` (the JitModule, whose engine holds the code) is kept alive by the invoker, its
+    function and every bound call: a call never runs freed code. When the engine has callbacks,
+    their hooks surround the native call and re-raise an exception raised inside them; under
+    runtime verification the call goes through the guard, which raises when it stopped at a
+    failed check (no results are read then).
     """
-    nargs, frame_type, consts, fast, check, pack_into, finish, _ = plan
-    native = native or ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
+
+    def __init__(self, plan: CallPlan, signature: FunctionSignature, linked: LinkedEngine, owner=None):
+        self.plan, self.signature, self.linked, self.owner = plan, signature, linked, owner
+        self.name = signature.name
+        self.native = linked.native(self.name)
+        before_native, after_native = linked.callback_hooks()
+        self.hooked = before_native is not None  # the engine has callbacks
+        self.pack = _packer(plan, signature)
+        self.run = _runner(plan.finish, self.name, self.native, before_native, after_native)
+        self.function = self._function()
+
+    def _function(self):
+        pack, run = self.pack, self.run
+
+        def invoke(*args):
+            return run(pack(args), args)
+
+        invoke.__name__ = invoke.__qualname__ = self.name
+        invoke.__doc__ = f"Calls {self.signature} in the JIT-compiled module."
+        invoke.signature, invoke.bind, invoke.benchmark, invoke.owner, invoke.invoker = (
+            self.signature, self.bind, self.benchmark, self.owner, self)
+        return invoke
+
+    def bind(self, *args):
+        """Checks and packs `args` once and returns a function of no arguments that calls the
+        function on them: the arrays' current contents are read at each call, but not later
+        changes of their shape. It keeps the arguments alive (`.args`, and the views it reads of
+        other frameworks' arrays, in `.frame`) and the JitModule (`.owner`). Its one frame holds
+        the results, so use it from one thread at a time (bind again for another thread)."""
+        frame = self.pack(args)
+        if self.hooked:
+            run = self.run
+
+            def bound():
+                return run(frame, args)
+        else:
+            native, finish = self.native, self.plan.finish
+
+            def bound():
+                native(frame)
+                return finish(frame, args)
+        bound.__name__ = bound.__qualname__ = f"{self.name}.bound"
+        bound.args, bound.owner, bound.frame = args, self.owner, frame
+        return bound
+
+    def benchmark(self, *args, warmup: float = DEFAULT_WARMUP, repeats: int = DEFAULT_REPEATS,
+                  min_time: float | None = None, number: int | None = None, flops=None, bytes=None,
+                  clock: str = "cpu") -> BenchmarkResult:
+        """Times calls on `args` in a native loop (benchmark.py); returns a BenchmarkResult."""
+        return run_benchmark(self, args, warmup=warmup, repeats=repeats, min_time=min_time, number=number,
+                             flops=flops, bytes=bytes, clock=clock)
+
+
+def _packer(plan: CallPlan, signature: FunctionSignature):
+    """pack(args): a fresh frame holding `args`, checked and converted."""
+    nargs, frame_type, consts, fast, check, pack_into = plan[:6]
     name = signature.name
 
     def pack(args):
@@ -179,10 +255,19 @@ def make_invoker(plan: CallPlan, address: int, signature: FunctionSignature,
             pack_into(frame, 0, *values)
         return frame
 
-    def run(frame, args):
-        if before_native is None:
+    return pack
+
+
+def _runner(finish, name: str, native, before_native=None, after_native=None):
+    """run(frame, args): the native call on a packed frame, and its results; between
+    `before_native()` and `after_native(its result)` when the engine has callbacks."""
+    if before_native is None:
+        def run(frame, args):
             native(frame)
             return finish(frame, args)
+        return run
+
+    def run_with_hooks(frame, args):
         saved = before_native()
         try:
             native(frame)
@@ -205,28 +290,9 @@ def make_invoker(plan: CallPlan, address: int, signature: FunctionSignature,
             raise
         return finish(frame, args)
 
-    def invoke(*args):
-        return run(pack(args), args)
+    return run_with_hooks
 
-    def bind(*args):
-        """Checks and packs `args` once and returns a function of no arguments that calls
-        `name` on them: the arrays' current contents are read at each call, but not later
-        changes of their shape. It keeps the arguments alive (`.args`, and the views it reads of
-        other frameworks' arrays). Its one frame holds the results, so use it from one thread
-        at a time (bind again for another thread)."""
-        frame = pack(args)
-        if before_native is None:
-            def bound():
-                native(frame)
-                return finish(frame, args)
-        else:
-            def bound():
-                return run(frame, args)
-        bound.__name__ = bound.__qualname__ = f"{name}.bound"
-        bound.args, bound.owner, bound.frame = args, owner, frame
-        return bound
 
-    invoke.__name__ = invoke.__qualname__ = name
-    invoke.__doc__ = f"Calls {signature} in the JIT-compiled module."
-    invoke.bind, invoke.owner, invoke.memref_results = bind, owner, plan.memref_results
-    return invoke
+def make_invoker(plan: CallPlan, signature: FunctionSignature, linked: LinkedEngine, owner=None):
+    """`jit.<name>` after its first call: the function of a new Invoker (process/timing.py wraps this)."""
+    return Invoker(plan, signature, linked, owner).function

@@ -18,11 +18,18 @@ from ..conversion import read_ranked_descriptor
 from ..descriptors import descriptor_packer
 from ..element_types import element_type_for_mlir
 from .arguments import scalar_check
-from .call_plan import _out_param, add_note
-from .results import results_layout, view_ranked
+from .results import results_layout, through_out_param, view_ranked
 from .signatures import FunctionSignature, MemRefSpec, ScalarSpec, UnsupportedSpec
 
 _UNRANKED = struct.Struct("=qQ")  # {rank, pointer to the ranked descriptor}
+
+
+def add_note(error: BaseException, note: str) -> None:
+    """`error.add_note(note)`: on Python 3.10, which lacks it, the note goes to `__notes__` unprinted."""
+    if hasattr(error, "add_note"):
+        error.add_note(note)
+    else:
+        error.__notes__ = [*getattr(error, "__notes__", ()), note]
 
 
 def _memref_decoder(spec: MemRefSpec, c_interface: bool, where: str):
@@ -65,7 +72,7 @@ def _result_encoder(sig: FunctionSignature, where: str):
     checks = [scalar_check(s, f"{where}: result {i}") for i, s in enumerate(results)]
     if not results:
         return None, False, lambda value, out: None
-    if not _out_param(results):
+    if not through_out_param(results):
         spec, check = results[0], checks[0]
         if spec.scalar.ctype is None:
             raise TypeError(f"{where}: result 0 has type {spec.mlir}, which a callback cannot return by value")

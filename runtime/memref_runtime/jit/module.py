@@ -24,9 +24,11 @@ from types import MappingProxyType
 from ..bindings import bindings
 from ..settings import default_runtime_verification, resolve_opt_level
 from . import cache as jit_cache
-from .benchmark import DEFAULT_REPEATS, DEFAULT_WARMUP, run_benchmark
+from .benchmark import DEFAULT_REPEATS, DEFAULT_WARMUP
+from .benchmark_result import BenchmarkResult
 from .call_plan import build_plan, make_invoker
 from .callbacks import CallbackErrors, make_trampoline
+from .linked_engine import LinkedEngine
 from .lowering import create_execution_engine, default_pipeline, lower_printed
 from .mlir_source import parse_module
 from .runner_utils import missing_runner_utils_hint, resolve_shared_libs
@@ -113,6 +115,11 @@ class JitFunction:
     def __init__(self, jit: "JitModule", signature: FunctionSignature):
         self._jit, self.signature = jit, signature
 
+    @property
+    def owner(self) -> JitModule:
+        """The JitModule whose function this is (as the plain function's `owner`)."""
+        return self._jit
+
     def __call__(self, *args):
         jit = self._jit
         invoke = jit._invokers.get(self.signature.name) or jit._invoker(self.signature.name)
@@ -124,10 +131,11 @@ class JitFunction:
 
     def benchmark(self, *args, warmup: float = DEFAULT_WARMUP, repeats: int = DEFAULT_REPEATS,
                   min_time: float | None = None, number: int | None = None, flops=None, bytes=None,
-                  clock: str = "cpu"):
+                  clock: str = "cpu") -> BenchmarkResult:
         """Times calls on `args` in a native loop (benchmark.py); returns a BenchmarkResult."""
-        return run_benchmark(self._jit, self.signature.name, args, warmup=warmup, repeats=repeats,
-                             min_time=min_time, number=number, flops=flops, bytes=bytes, clock=clock)
+        return self._jit._invoker(self.signature.name).benchmark(
+            *args, warmup=warmup, repeats=repeats, min_time=min_time, number=number, flops=flops, bytes=bytes,
+            clock=clock)
 
     def __repr__(self) -> str:
         return f"<JitFunction {self.signature}>"
@@ -154,21 +162,20 @@ class JitModule:
         self.source = str(module)  # what was lowered: the MLIR a reproducer needs
         self.pipeline = pipeline or default_pipeline(module)
         self.module = lower_printed(module, self.source, self.pipeline, self.runtime_verification)
-        self._asserts = routes_asserts(self.module)
-        self._guard: Guard | None = None  # set on the first call when the module has asserts
+        self._asserts = routes_asserts(self.module)  # the linked engine gets a guard
         lowered = str(self.module)  # printed once: the cache key, and whether bf16 builtins are needed
-        # JIT reuse (jit_cache.py): the linked engine of the same module, when it may be shared.
-        key = jit_cache.key_of(lowered, opt_level=self.opt_level, shared_libs=self.shared_libs,
-                               runtime_verification=self.runtime_verification)
-        self.engine = jit_cache.reuse_at_creation(self, key)
-        if self.engine is None:
-            self.engine = create_execution_engine(module, opt_level=self.opt_level, shared_libs=self.shared_libs,
-                                                  text=lowered)
+        # JIT reuse (cache.py): the linked engine of the same module, when it may be shared.
+        self._cache_key = jit_cache.key_of(lowered, opt_level=self.opt_level, shared_libs=self.shared_libs,
+                                           runtime_verification=self.runtime_verification)
+        self._shared = jit_cache.take_at_creation(
+            self._cache_key, may_register_callbacks=any(s.declaration for s in self._signatures.values()))
+        self.engine = self._shared.engine if self._shared else create_execution_engine(
+            module, opt_level=self.opt_level, shared_libs=self.shared_libs, text=lowered)
+        self._linked: LinkedEngine | None = None  # at the first call
         self._lock = threading.RLock()
         self._compiled = False
         self._broken: str | None = None
-        self._addresses: dict[str, int] = {}
-        self._invokers: dict = {}
+        self._invokers: dict = {}  # name -> call_plan.Invoker's function
         self._callbacks: dict = {}  # name -> (fn, ctypes function): alive as long as the engine
         # Trampolines reach this, never the JitModule: ctypes callbacks are not traversed by
         # the garbage collector, so a reference back to the module would keep it alive forever.
@@ -216,19 +223,13 @@ class JitModule:
         return invoke(*args)
 
     def _invoker(self, name: str):
-        """Builds (once) the call plan of `name`, compiling the module on the first call."""
+        """Builds (once) the call plan of `name`, linking the module on the first call."""
         sig = self._callable_signature(name)
         with self._lock:
             invoke = self._invokers.get(name)
             if invoke is None:
-                self._compile()
-                errors = self._callback_errors
-                hooks = (errors.before_native, errors.after_native) if self._callbacks else (None, None)
-                address = self._addresses[name]
-                native = self._guard.caller(address, name) if self._guard else None
-                invoke = make_invoker(build_plan(sig, self), address, sig, *hooks, native=native, owner=self)
-                invoke.signature = sig
-                invoke.benchmark = JitFunction(self, sig).benchmark  # jit.<name> is `invoke` from now on
+                linked = self._link()
+                invoke = make_invoker(build_plan(sig, self), sig, linked, owner=self)
                 self._invokers[name] = invoke
                 # jit.<name> becomes the plain function (no dispatch), unless the name is taken:
                 # a function called `engine` must not replace the ExecutionEngine (jit.call works).
@@ -237,36 +238,44 @@ class JitModule:
                     attrs[name] = invoke
             return invoke
 
-    def _compile(self) -> None:
-        """Resolves symbols and looks up every function, once: the JIT links on first lookup."""
-        if self._broken:
-            raise RuntimeError(self._broken)
-        if self._compiled:
-            return
-        self._compiled = True  # even on failure: the engine cannot link again
+    def _link(self) -> LinkedEngine:
+        """The linked engine: at the first call an equal module's from the cache, or this one's
+        own, linked by looking up every function once (the JIT links on the first lookup)."""
+        if self._linked is not None:
+            return self._linked
+        if self._compiled:  # the first link failed, and an engine cannot link again
+            raise RuntimeError(self._broken or "the JIT could not link the module (its first link failed)")
+        self._compiled = True
+        linked = self._shared or jit_cache.take_at_first_call(self._cache_key, has_callbacks=bool(self._callbacks))
+        if linked is None:
+            linked = self._link_own_engine()
+        self.engine = linked.engine
+        jit_cache.offer(self._cache_key, linked)
+        self._linked = linked
+        return linked
+
+    def _link_own_engine(self) -> LinkedEngine:
+        """Links this module's own engine: LLVM's errors captured, a missing symbol explained."""
         llvm_errors: list[str] = []
-        if not jit_cache.adopt(self):  # else linked already, for a JitModule of the same module
-            with _captured_stderr(llvm_errors):
-                self.engine.initialize()
-                for name in self.functions:
-                    self._addresses[name] = self.engine.raw_lookup("_mlir_ciface_" + name)
-        missing = [n for n, a in self._addresses.items() if not a]
-        if not missing and self._asserts:
-            self._guard = Guard(self.engine)
-        if missing:
-            pending = [f"@{s.name}" for s in self._signatures.values()
-                       if s.declaration and s.name not in self._callbacks]
-            errors = "".join(llvm_errors)
-            symbols = re.findall(r"Symbols not found: \[([^\]]*)\]", errors)
-            self._broken = (
-                "the JIT could not link the module"
+        with _captured_stderr(llvm_errors):
+            self.engine.initialize()
+            addresses = {name: self.engine.raw_lookup("_mlir_ciface_" + name) for name in self.functions}
+        if not all(addresses.values()):
+            self._broken = self._link_error("".join(llvm_errors))
+            raise RuntimeError(self._broken)
+        guard = Guard(self.engine) if self._asserts else None
+        return LinkedEngine(self.engine, addresses, guard, self._callbacks, self._callback_errors)
+
+    def _link_error(self, errors: str) -> str:
+        """Why the JIT could not link: LLVM's errors, and the symbols nothing defines."""
+        pending = [f"@{s.name}" for s in self._signatures.values() if s.declaration and s.name not in self._callbacks]
+        symbols = re.findall(r"Symbols not found: \[([^\]]*)\]", errors)
+        return ("the JIT could not link the module"
                 + (f": {errors.strip()}" if errors.strip() else "")
                 + missing_runner_utils_hint(" ".join(symbols).replace(",", " ").split(), self.shared_libs)
                 + (f"\n  declarations without a registered callback: {', '.join(pending)}" if pending else "")
                 + "\n  register callbacks with register_callback() before the first call, or pass "
                   "shared_libs= with the libraries that define these symbols")
-            raise RuntimeError(self._broken)
-        jit_cache.offer(self)
 
     # --- callbacks ------------------------------------------------------------------------
 

@@ -12,9 +12,10 @@ import struct
 
 import numpy as np
 
-from ..conversion import MemRefArray, read_ranked_descriptor, view_memref
+from ..conversion import read_ranked_descriptor
 from ..element_types import C64, C128, element_type_for_mlir
 from ..interop import as_ndarray
+from ..views import MemRefArray, view_memref
 from .signatures import MemRefSpec, ScalarSpec
 
 GLOBAL_ALLOCATED = 0xDEADBEEF  # what memref.get_global's lowering puts in `allocated`
@@ -59,6 +60,14 @@ def result_piece(spec) -> tuple[str, type]:
 def _results_struct(pieces) -> type:
     return type("Results", (ctypes.Structure,), {"_fields_": [
         (f"r{i}", ctype) for i, (_, ctype) in enumerate(pieces)]})
+
+
+def through_out_param(results) -> bool:
+    """Whether the C interface returns `results` through a first out-parameter (a struct the
+    caller allocates): a memref, a complex number, or several results; else the one scalar is
+    returned (a call reads it from a trailing packed slot, a callback returns it)."""
+    return len(results) > 1 or (len(results) == 1 and (
+        isinstance(results[0], MemRefSpec) or results[0].scalar.kind == "complex"))
 
 
 def results_layout(results) -> tuple[str, int]:

@@ -21,7 +21,8 @@ import numpy as np
 
 from .. import environment
 from ..bindings import bindings
-from ..conversion import read_ranked_descriptor, view_memref
+from ..conversion import read_ranked_descriptor
+from ..views import view_memref
 from .soft_float import builtins
 
 # Load order: libmlir_runner_utils needs the symbols of libmlir_c_runner_utils.

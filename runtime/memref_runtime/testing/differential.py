@@ -185,7 +185,7 @@ def _function_parts(function):
     if sig is None or not callable(function):
         raise TypeError("check_against: expected a function of a JitModule (jit.<name>), got "
                         f"{type(function).__name__}")
-    module = getattr(function, "_jit", None) or getattr(function, "owner", None)
+    module = getattr(function, "owner", None)
     return sig, module, sig.name
 
 
