@@ -30,7 +30,13 @@ import numpy as np
 
 from . import dlpack as dl
 from .element_types import element_type_for_dlpack, is_numpy_native
-from .views import MemRefArray, dlpack_copy_reason, row_major_strides, to_dlpack, view_memref
+from .views import (
+    MemRefArray,
+    dlpack_copy_reason,
+    row_major_strides,
+    to_dlpack,
+    view_memref,
+)
 
 __all__ = ["import_array", "importer", "as_ndarray", "is_array_like", "describe_foreign", "to_dlpack", "to_framework",
            "MemRefArray", "FRAMEWORKS"]
