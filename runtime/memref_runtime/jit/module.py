@@ -33,7 +33,7 @@ from .runner_utils import missing_runner_utils_hint, resolve_shared_libs
 from .signatures import FunctionSignature, func_ops, read_signatures
 from .verification import Guard, routes_asserts
 
-__all__ = ["JitModule", "JitFunction"]
+__all__ = ["JitModule", "JitFunction", "prepare_module"]
 
 
 def _parse(source):
@@ -52,9 +52,10 @@ def _parse(source):
     return parse_module(ir, source, context), context
 
 
-def _prepare(module) -> None:
+def prepare_module(module) -> None:
     """Adds llvm.emit_c_interface to public definitions, and makes their tensor arguments
-    read-only (bufferization.writable = false) so a call never writes into an input tensor."""
+    read-only (bufferization.writable = false) so a call never writes into an input tensor: what
+    JitModule does to a module before lowering it, in place."""
     ir = bindings().ir
     context = module.context
     for op in func_ops(module):
@@ -136,11 +137,15 @@ class JitModule:
     """An MLIR module, lowered and JIT-compiled, whose public functions take NumPy values."""
 
     def __init__(self, source, *, pipeline: str | None = None, opt_level: int | None = None,
-                 shared_libs=(), runner_utils: bool = True, runtime_verification: bool | None = None):
+                 shared_libs=(), runner_utils: bool = True, runtime_verification: bool | None = None,
+                 lowered: str | None = None):
         """`opt_level=None` takes the suite-wide default (settings.default_opt_level(), which
         `lit -D opt_level=N` sets); `runner_utils` adds MLIR's runner-utils libraries, where the
         bindings ship them, to `shared_libs`; `runtime_verification=None` takes the suite-wide
-        default too (`lit -D runtime_verification=1`)."""
+        default too (`lit -D runtime_verification=1`). `lowered`: `source` lowered to the LLVM
+        dialect elsewhere (after prepare_module; e.g. LLVM IR that `opt` optimized, imported back),
+        JIT-compiled as given: `source` then gives only the signatures, `pipeline` says how it was
+        lowered, and `runtime_verification` adds nothing."""
         self.opt_level = resolve_opt_level(opt_level)
         self.shared_libs = resolve_shared_libs(shared_libs, runner_utils)
         # MLIR's runtime checks; a failed check, or any failed cf.assert, makes the call raise
@@ -148,11 +153,14 @@ class JitModule:
         self.runtime_verification = (default_runtime_verification() if runtime_verification is None
                                      else bool(runtime_verification))
         module, self.context = _parse(source)
-        _prepare(module)
+        prepare_module(module)
         self._signatures = read_signatures(module)
         self.source = str(module)  # what was lowered: the MLIR a reproducer needs
         self.pipeline = pipeline or default_pipeline(module)
-        self.module = lower_printed(module, self.source, self.pipeline, self.runtime_verification)
+        if lowered is None:
+            self.module = lower_printed(module, self.source, self.pipeline, self.runtime_verification)
+        else:
+            self.module = module = parse_module(bindings().ir, lowered, self.context)
         self._asserts = routes_asserts(self.module)
         self._guard: Guard | None = None  # set on the first call when the module has asserts
         lowered = str(self.module)  # printed once: the cache key, and whether bf16 builtins are needed

@@ -24,7 +24,7 @@ from .performance import Comparison, check_faster, compare
 
 __all__ = ["log", "run", "lower", "execution_engine", "check_close", "check_against", "DifferentialError",
            "memref_arg", "unranked_arg", "mlir_inputs", "parse_input", "flush_c_stdout", "CallbackException",
-           "check_faster", "compare", "Comparison"]
+           "check_faster", "compare", "Comparison", "bisect_pipeline", "reduce", "Against"]
 
 CallbackException = callback_exceptions.CallbackException
 # An exception raised in a ctypes callback (which ctypes prints and drops) fails the case.
@@ -115,4 +115,9 @@ def __getattr__(name: str):
         from . import differential
 
         return getattr(differential, name)
+    # The culprit finders (memref-bisect, memref-reduce), loaded by the tests that use them.
+    if name in ("bisect_pipeline", "reduce", "Against"):
+        from .. import culprit
+
+        return getattr(culprit, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,157 @@
+"""The check a bisection or a reduction runs on each candidate, and what "fails the same way" means.
+
+A check is one of:
+
+- a command (a path, or an argv list): mlir-reduce's convention, the candidate file appended as
+  its last argument, a non-zero exit status meaning "still failing". The same way: the same
+  exit status (or signal).
+- a Python callable taking a JitModule of the candidate: it fails by raising (an assertion,
+  check_close, check_against) or by returning False. The same way: the same exception type and
+  the same message, with SSA names, MLIR locations, addresses and temporary paths masked (a
+  mismatch report must name the same elements with the same values).
+- `Against(function, reference, inputs)`: a typed call compared with a reference
+  (typed_call.py), which can also slice away the outputs that were right and shrink the inputs.
+
+Python checks run in a forked child (isolation.py): a crash is the failure `killed by SIGSEGV
+(...)`, a hang past the time limit the failure `timeout`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+import time
+from typing import NamedTuple, Sequence
+
+from ..settings import OPT_LEVEL_ENV
+from .isolation import run_forked
+
+DEFAULT_TIMEOUT = 60.0
+
+
+class Outcome(NamedTuple):
+    """What one check run said about a candidate."""
+
+    failing: bool
+    key: str  # how it failed, normalized ("" when it passed): equal keys mean the same failure
+    summary: str  # one line for the report
+
+
+PASSED = Outcome(False, "", "passes")
+_MASKS = (
+    (re.compile(re.escape(tempfile.gettempdir()) + r"/[^\s'\"]*"), "<tmp>"),
+    (re.compile(r"0x[0-9a-fA-F]+"), "0x?"),
+    (re.compile(r"loc\((?:[^()]|\([^()]*\))*\)"), "loc(?)"),
+    (re.compile(r"\"[^\"\n]*\":\d+:\d+"), "<location>"),
+    (re.compile(r"%[\w.$-]+"), "%?"),
+)
+
+
+def mask_volatile(text: str) -> str:
+    """`text` with what changes from candidate to candidate masked: temporary paths, addresses,
+    MLIR locations, SSA names."""
+    for pattern, replacement in _MASKS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def first_line(text: str, limit: int = 200) -> str:
+    line = next((s.strip() for s in text.splitlines() if s.strip()), "")
+    return line if len(line) <= limit else line[:limit - 3] + "..."
+
+
+def exception_outcome(error: BaseException) -> Outcome:
+    """A check that raised `error`: failing, keyed by its type and masked message."""
+    kind = type(error)
+    name = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+    return Outcome(True, f"{name}: {mask_volatile(str(error))}", f"{kind.__name__}: {first_line(str(error))}")
+
+
+def ended_outcome(ended) -> Outcome:
+    """A child that crashed or hung: failing, keyed by how it ended."""
+    tail = first_line(ended.output.splitlines()[-1] if ended.output.strip() else "")
+    key = "timeout" if ended.how == "timeout" else ended.description
+    return Outcome(True, key, ended.description + (f" (last output: {tail})" if tail else ""))
+
+
+class Checker:
+    """Runs one check on candidates; counts the runs and their time."""
+
+    def __init__(self, check, *, test_args: Sequence[str] = (), pipeline: str | None = None,
+                 timeout: float = DEFAULT_TIMEOUT):
+        from .typed_call import Against
+
+        if isinstance(check, (str, os.PathLike)):
+            check = [os.fspath(check)]
+        if isinstance(check, (list, tuple)):
+            if not check or not all(isinstance(a, (str, os.PathLike)) for a in check):
+                raise TypeError(f"check: expected a command (a path or a list of strings), got {check!r}")
+            self.command: list[str] | None = [os.fspath(a) for a in check] + list(test_args)
+        elif isinstance(check, Against) or callable(check):
+            self.command = None
+        else:
+            raise TypeError("check: expected a command (a path or an argv list), a callable taking a JitModule, "
+                            f"or Against(...), got {type(check).__name__}")
+        if timeout < 0:
+            raise ValueError(f"timeout: expected seconds >= 0 (0: no limit), got {timeout!r}")
+        self.check, self.pipeline, self.timeout = check, pipeline, timeout
+        self.typed_call = check.runner if isinstance(check, Against) else None  # its probes and outputs
+        self.runs, self.seconds = 0, 0.0
+
+    def run(self, source: str, *, lowered: str | None = None, opt_level: int = 2) -> Outcome:
+        """The check on `source` (lowered by `self.pipeline`) or on `lowered`, JIT-compiled at `opt_level`."""
+        start = time.perf_counter()
+        try:
+            if self.command is not None:
+                return self._run_command(lowered if lowered is not None else source, opt_level)
+            ended = run_forked(lambda: self._in_child(source, lowered, opt_level), self.timeout)
+            return ended.value if ended.how == "ok" else ended_outcome(ended)
+        finally:
+            self.runs += 1
+            self.seconds += time.perf_counter() - start
+
+    def _in_child(self, source: str, lowered: str | None, opt_level: int) -> Outcome:
+        from ..jit.module import JitModule
+
+        try:
+            jit = JitModule(source, pipeline=self.pipeline, opt_level=opt_level, lowered=lowered)
+            runner = self.typed_call
+            if runner is not None:
+                return runner.outcome(jit)
+            if self.check(jit) is False:
+                return Outcome(True, "returned False", "the check returned False")
+        except Exception as e:  # noqa: BLE001 - a failing check is an outcome, not an error
+            return exception_outcome(e)
+        return PASSED
+
+    def _run_command(self, text: str, opt_level: int) -> Outcome:
+        fd, path = tempfile.mkstemp(prefix="memref_culprit_", suffix=".mlir")
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(text)
+            env = dict(os.environ, **{OPT_LEVEL_ENV: str(opt_level)})
+            try:
+                done = subprocess.run(self.command + [path], capture_output=True, text=True, env=env,
+                                      timeout=self.timeout or None)
+            except subprocess.TimeoutExpired:
+                return Outcome(True, "timeout", f"no answer after {self.timeout:g} s (killed)")
+        finally:
+            os.unlink(path)
+        if done.returncode == 0:
+            return PASSED
+        how = (f"exit status {done.returncode}" if done.returncode > 0
+               else f"killed by signal {-done.returncode}")
+        said = first_line((done.stderr or "").splitlines()[-1] if (done.stderr or "").strip() else done.stdout or "")
+        return Outcome(True, how, how + (f": {said}" if said else ""))
+
+
+def describe(check) -> str:
+    """How a report names the check."""
+    if isinstance(check, (str, os.PathLike)):
+        return os.fspath(check)
+    if isinstance(check, (list, tuple)):
+        return " ".join(os.fspath(a) for a in check)
+    return getattr(check, "__qualname__", None) or repr(check)
+
