@@ -4,7 +4,8 @@ A check is one of:
 
 - a command (a path, or an argv list): mlir-reduce's convention, the candidate file appended as
   its last argument, a non-zero exit status meaning "still failing". The same way: the same
-  exit status (or signal).
+  exit status (or signal), and the same exception type where it ends with a Python traceback (a
+  script that crashes on a broken candidate is not failing as one that exits 1 on purpose).
 - a Python callable taking a JitModule of the candidate: it fails by raising (an assertion,
   check_close, check_against) or by returning False. The same way: the same exception type and
   the same message, with SSA names, MLIR locations, addresses and temporary paths masked (a
@@ -144,7 +145,18 @@ class Checker:
         how = (f"exit status {done.returncode}" if done.returncode > 0
                else f"killed by signal {-done.returncode}")
         said = first_line((done.stderr or "").splitlines()[-1] if (done.stderr or "").strip() else done.stdout or "")
-        return Outcome(True, how, how + (f": {said}" if said else ""))
+        raised = _python_exception(done.stderr or "")
+        return Outcome(True, how + (f" after {raised}" if raised else ""), how + (f": {said}" if said else ""))
+
+
+def _python_exception(stderr: str) -> str | None:
+    """The exception type a Python script ended with (its traceback's last line), else None: a
+    script that raises is failing otherwise than one that exits non-zero on purpose."""
+    if "Traceback (most recent call last)" not in stderr:
+        return None
+    last = stderr.strip().splitlines()[-1]
+    match = re.match(r"([A-Za-z_][\w.]*)(:|$)", last)
+    return match.group(1) if match else "an exception"
 
 
 def describe(check) -> str:

@@ -106,5 +106,68 @@ def bisect_main(argv: list[str] | None = None) -> int:
     return 0 if result.found else 1
 
 
+def _against(args, parser):
+    """The Against check of --function/--reference/--inputs, or None."""
+    if not (args.function or args.reference):
+        return None
+    if not (args.function and args.reference):
+        parser.error("--function and --reference go together")
+    from .typed_call import Against
+
+    inputs = None
+    if args.inputs:
+        import numpy as np
+
+        with np.load(args.inputs) as data:
+            inputs = [data[name] for name in data.files]
+    return Against(args.function, args.reference, inputs, rtol=args.rtol, atol=args.atol)
+
+
+def reduce_main(argv: list[str] | None = None) -> int:
+    """memref-reduce: writes the reduced module (-o) and, if asked, a regression test."""
+    parser = argparse.ArgumentParser(
+        prog="memref-reduce",
+        description="Shrink a module while the test keeps saying it fails the same way (the same exit status). "
+                    "The candidate handed to SCRIPT is a module like the input, not lowered. Instead of a "
+                    "script, --function and --reference compare a typed call with a Python reference, on "
+                    "--inputs or on the inputs check_against draws.",
+        epilog="Exit status: 0 reduced, 1 the input does not fail, 2 a usage error.")
+    _common(parser)
+    parser.add_argument("--pass-pipeline", metavar="PIPELINE", help="how a Python check lowers the candidates "
+                        "(default: the runtime's default lowering)")
+    parser.add_argument("--function", metavar="NAME", help="the function a typed call calls")
+    parser.add_argument("--reference", type=lambda t: _named_callable(t, "--reference"), metavar="MODULE:FUNCTION",
+                        help="its reference, as check_against takes one")
+    parser.add_argument("--inputs", metavar="FILE.npz", help="the failing inputs, in order (numpy.savez)")
+    parser.add_argument("--rtol", type=float, help="the comparison's relative tolerance")
+    parser.add_argument("--atol", type=float, help="the comparison's absolute tolerance")
+    parser.add_argument("--write-test", metavar="FILE.py", help="write the regression test there: a lit test, or "
+                        "a pytest test when the name starts with test_")
+    parser.add_argument("--time-limit", type=_seconds, default=300.0, metavar="SECONDS",
+                        help="stop reducing after this long (default 300)")
+    parser.add_argument("--mlir-reduce", action="store_true", help="run the wheel's mlir-reduce first")
+    args = parser.parse_args(argv)
+    check = _against(args, parser) or args.test
+    if not check:
+        parser.error("give --test=SCRIPT, or --function and --reference")
+    if not os.path.isfile(args.input):
+        parser.error(f"INPUT.mlir: no such file: {args.input}")
+    from .reduction import reduce
+
+    try:
+        result = reduce(args.input, check, pipeline=args.pass_pipeline, opt_level=args.opt_level,
+                        test_args=args.test_arg if args.test else (), timeout=args.timeout,
+                        time_limit=args.time_limit, mlir_reduce=args.mlir_reduce, write_test=args.write_test)
+    except ValueError as e:
+        print(f"memref-reduce: {e}", file=sys.stderr)
+        return 1
+    if args.output:
+        _write(args.output, result.module)
+    print(result.report() + (f"\n  wrote the reduced module to {args.output}" if args.output else ""))
+    if not args.output:
+        print(result.module)
+    return 0
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(bisect_main())

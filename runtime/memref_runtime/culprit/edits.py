@@ -161,3 +161,12 @@ def run_passes(text: str, pipeline: str) -> str | None:
         except Exception:  # noqa: BLE001
             return None
         return _verified(module)
+
+
+def verified(text: str) -> str | None:
+    """`text` as parsed, verified and printed, or None when it is not a valid module."""
+    try:
+        with _parsed(text) as module:
+            return _verified(module)
+    except Exception:  # noqa: BLE001 - MLIRError: not a valid candidate
+        return None

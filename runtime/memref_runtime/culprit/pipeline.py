@@ -114,4 +114,28 @@ def cut(source: str, steps: list[Step]) -> Cut:
         before = str(module)
         completion = default_pipeline(module)
         lowered = lower_printed(module, before, completion, runtime_verification=False)
+        left = _not_lowered(lowered)
+        if left:
+            raise LeftOver(f"the default lowering leaves {', '.join(left)} (no pass of it lowers them)")
         return Cut(before, str(lowered), completion)
+
+
+class LeftOver(RuntimeError):
+    """The default lowering cannot finish a cut: ops outside the LLVM dialect remain."""
+
+
+def _not_lowered(module) -> list[str]:
+    """The names of the ops left outside the llvm and builtin dialects, once each."""
+    found: dict[str, None] = {}
+
+    def visit(op) -> None:
+        for region in op.regions:
+            for block in region.blocks:
+                for inner in block.operations:
+                    name = inner.operation.name
+                    if name.split(".", 1)[0] not in ("llvm", "builtin"):
+                        found.setdefault(name)
+                    visit(inner.operation)
+
+    visit(module.operation)
+    return list(found)

@@ -69,10 +69,19 @@ class TypedCall:
     # --- in this process --------------------------------------------------------------------
 
     def set_signature(self, signature) -> None:
+        """Takes the function's signature; the inputs given must fit its number of parameters."""
+        import numpy as np
+
+        from ..jit.signatures import MemRefSpec
+
         self.signature = signature
-        if self.against.inputs is not None and len(self.against.inputs) != len(signature.inputs):
+        given = self.against.inputs
+        if given is not None and len(given) != len(signature.inputs):
             raise ValueError(f"Against({self.against.function!r}).inputs: {signature} takes "
-                             f"{len(signature.inputs)} arguments, got {len(self.against.inputs)}")
+                             f"{len(signature.inputs)} arguments, got {len(given)}")
+        if given is not None:  # a 0-d array for a scalar parameter (as .npz files keep them): the scalar
+            self.against.inputs = [a[()] if isinstance(a, np.ndarray) and a.ndim == 0 and
+                                   not isinstance(spec, MemRefSpec) else a for a, spec in zip(given, signature.inputs)]
 
     def memref_positions(self) -> list[int]:
         from ..jit.signatures import MemRefSpec
