@@ -187,7 +187,7 @@ def _llvm_level(b: _Bisection, lowered: str) -> BisectResult:
                 return runs[limit]
             outcome = b.checker.run(b.source, lowered=imported, opt_level=0)
             b.trail.append(f"opt -O{level} -opt-bisect-limit={limit}, then the JIT at -O0: "
-                           + ("FAILS" if outcome.failing else "passes"))
+                           + (f"FAILS ({outcome.summary})" if outcome.failing else "passes"))
             runs[limit] = outcome
         return runs[limit]
 

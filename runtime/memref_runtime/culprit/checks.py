@@ -24,6 +24,7 @@ import re
 import subprocess
 import tempfile
 import time
+from collections import Counter
 from typing import NamedTuple, Sequence
 
 from ..settings import OPT_LEVEL_ENV
@@ -100,6 +101,7 @@ class Checker:
         self.check, self.pipeline, self.timeout = check, pipeline, timeout
         self.typed_call = check.runner if isinstance(check, Against) else None  # its probes and outputs
         self.runs, self.seconds = 0, 0.0
+        self.ended: Counter = Counter()  # "crashed", "hung" -> runs that ended so
 
     def run(self, source: str, *, lowered: str | None = None, opt_level: int = 2) -> Outcome:
         """The check on `source` (lowered by `self.pipeline`) or on `lowered`, JIT-compiled at `opt_level`."""
@@ -108,6 +110,8 @@ class Checker:
             if self.command is not None:
                 return self._run_command(lowered if lowered is not None else source, opt_level)
             ended = run_forked(lambda: self._in_child(source, lowered, opt_level), self.timeout)
+            if ended.how != "ok":
+                self.ended["crashed" if ended.how == "crash" else "hung"] += 1
             return ended.value if ended.how == "ok" else ended_outcome(ended)
         finally:
             self.runs += 1
@@ -137,6 +141,7 @@ class Checker:
                 done = subprocess.run(self.command + [path], capture_output=True, text=True, env=env,
                                       timeout=self.timeout or None)
             except subprocess.TimeoutExpired:
+                self.ended["hung"] += 1
                 return Outcome(True, "timeout", f"no answer after {self.timeout:g} s (killed)")
         finally:
             os.unlink(path)

@@ -3,13 +3,17 @@ the child, not the bisection or the reduction.
 
 The child gets this process as it was at the fork (the job is a closure: nothing is pickled on
 the way in); it sends back the job's value, pickled, and its stdout and stderr go to a file whose
-tail describes a crash. A job should make its own MLIR Context: a Context of the parent whose
-thread pool ran multithreaded passes hangs in a child (pytest_plugin/isolation.py says why).
+tail describes a crash, or, for a child that hangs, its Python stack just before it is killed.
+A job should make its own MLIR Context: a Context of the parent whose thread pool ran
+multithreaded passes hangs in a child (pytest_plugin/isolation.py says why), and so does
+destroying one, which is why the child never collects the parent's garbage.
 """
 
 from __future__ import annotations
 
 import contextlib
+import faulthandler
+import gc
 import os
 import pickle
 import select
@@ -52,10 +56,17 @@ def _read_all(fd: int, deadline: float) -> bytes | None:
         chunks.append(chunk)
 
 
-def _child(job: Callable[[], Any], write_fd: int, out_fd: int) -> None:
+def _child(job: Callable[[], Any], write_fd: int, out_fd: int, timeout: float) -> None:
+    # What the parent left for its garbage collector stays uncollected here: destroying a Context
+    # of the parent joins the threads of its pool, which the child does not have, for ever.
+    gc.freeze()
     os.setpgid(0, 0)  # a timeout then ends the child's own children (a check's commands) too
     os.dup2(out_fd, 1)
     os.dup2(out_fd, 2)
+    if faulthandler.is_enabled():  # pytest's writes to a copy of the old stderr: the crash goes to the file
+        faulthandler.enable(file=sys.__stderr__ or sys.stderr, all_threads=True)
+    if timeout > 1:  # where a child that hangs is: its Python stack, just before the kill
+        faulthandler.dump_traceback_later(timeout - 0.5, file=sys.__stderr__ or sys.stderr)
     try:
         data = pickle.dumps(("ok", job()))
     except BaseException as e:  # noqa: BLE001 - the parent says what went wrong
@@ -77,7 +88,7 @@ def run_forked(job: Callable[[], Any], timeout: float) -> Ended:
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the child
             os.close(read_fd)
-            _child(job, write_fd, out.fileno())
+            _child(job, write_fd, out.fileno(), timeout)
         os.close(write_fd)
         try:
             deadline = time.monotonic() + (timeout if timeout > 0 else 1e9)

@@ -152,7 +152,12 @@ def reduce(module, check, *, pipeline: str | None = None, opt_level: int | None 
     literals = ["0", "1"]
     if checker.typed_call is not None:
         literals += _set_up_typed_call(checker, text, pipeline, level, timeout, result)
+    started = time.perf_counter()
     original = checker.run(text, opt_level=level)
+    # A candidate may loop for ever (a bound replaced by a constant): it gets 20 times the
+    # input's time, at least 5 s, at most `timeout`.
+    if timeout:
+        checker.timeout = min(timeout, max(5.0, 20 * (time.perf_counter() - started)))
     if not original.failing:
         raise ValueError(f"reduce: the check passes on the input module ({describe_check(checker)}): nothing to reduce")
     reducer = _Reducer(text, checker, level, original.key, time.monotonic() + time_limit)
@@ -161,6 +166,8 @@ def reduce(module, check, *, pipeline: str | None = None, opt_level: int | None 
     _reduce_rounds(reducer, result, literals)
     result.module, result.failure = reducer.text, original.summary
     result.ops_after = edits.count_ops(reducer.text)
+    if checker.ended:
+        result.notes.append("candidates whose check " + ", ".join(f"{how}: {n}" for how, n in checker.ended.items()))
     if reducer.late():
         result.notes.append(f"stopped at the time limit ({time_limit:g} s): the module may reduce further")
     if write_test:

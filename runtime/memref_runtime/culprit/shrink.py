@@ -2,7 +2,7 @@
 reference), in Hypothesis's order: sizes first, then values.
 
 Dynamic sizes of equal length are cut together (a kernel that loops over one array's length
-usually indexes the others with it): to 1, else to half, and so on. Then each element of a small
+usually indexes the others with it): to each single element, else to the first half, and so on. Then each element of a small
 array goes to 0, then a float to its integer part. Every try calls the module (compiled once, in
 this process) in a forked child, so an input that makes it read out of bounds and crash is just
 not taken.
@@ -29,22 +29,24 @@ def _dynamic_axes(signature, args: Sequence) -> dict[int, list[tuple[int, int]]]
     return groups
 
 
-def _cut(args: Sequence, members: list[tuple[int, int]], size: int) -> list:
+def _cut(args: Sequence, members: list[tuple[int, int]], start: int, size: int) -> list:
     import numpy as np
 
     out = list(args)
     for i, axis in members:
-        out[i] = np.ascontiguousarray(np.take(out[i], np.arange(size), axis=axis))
+        out[i] = np.ascontiguousarray(np.take(out[i], np.arange(start, start + size), axis=axis))
     return out
 
 
-def _sizes(n: int) -> list[int]:
-    """Sizes to try instead of n, smallest first: 1, then halves up to n - 1."""
-    found, size = [], n // 2
+def _windows(n: int) -> list[tuple[int, int]]:
+    """(start, size) to try instead of n elements, smallest first: each single element, then the
+    first half, quarter... up to n - 1 (sizes only grow, so the first that fails is kept)."""
+    sizes, size = [], n // 2
     while size > 1:
-        found.append(size)
+        sizes.append(size)
         size //= 2
-    return [1] + sorted(set(found) - {1}) + ([n - 1] if n - 1 > max(found + [1]) else [])
+    sizes = sorted(set(sizes)) + ([n - 1] if n - 1 > max(sizes + [1]) else [])
+    return [(start, 1) for start in range(n)] + [(0, size) for size in sizes]
 
 
 class Shrinker:
@@ -61,8 +63,8 @@ class Shrinker:
 
     def sizes(self, args: list) -> list:
         for n, members in sorted(_dynamic_axes(self.runner.signature, args).items(), reverse=True):
-            for size in _sizes(n):
-                candidate = _cut(args, members, size)
+            for start, size in _windows(n):
+                candidate = _cut(args, members, start, size)
                 if self.still_fails(candidate):
                     args = candidate
                     break
