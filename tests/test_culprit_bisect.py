@@ -135,7 +135,8 @@ def memref_bisect(folder: Path, function: str, *args: str) -> subprocess.Complet
 
 
 CASES = {
-    "reassociated vector reduction": ("vsum", REASSOCIATE, pipeline(replace={"convert-vector-to-llvm": REASSOCIATE}), ()),
+    "reassociated vector reduction": ("vsum", REASSOCIATE,
+                                      pipeline(replace={"convert-vector-to-llvm": REASSOCIATE}), ()),
     "Python pass max -> min": ("relu", "plant-max-to-min",
                                pipeline(insert={"func.func(loop-invariant-code-motion)": "plant-max-to-min"}),
                                ("--python-pass=plant-max-to-min=planted_passes:max_to_min",)),
@@ -184,6 +185,20 @@ def test_python_checks_and_passes(planted, check, culprit, text):
     result = bisect_pipeline(MODULE, text, check, python_passes={"plant-max-to-min": max_to_min}, llvm=False)
     assert (result.line, result.level) == (f"culprit: {culprit}", "pipeline"), result.report()
     assert result.runs <= 3 + math.ceil(math.log2(21))
+
+
+def test_an_against_check_bisects_with_its_inputs(planted):
+    from memref_runtime.culprit import Against
+    from planted_passes import max_to_min
+
+    def reference(x, out):
+        out[...] = np.maximum(x, 0)
+
+    check = Against("relu", reference, inputs=[X_RELU, np.zeros_like(X_RELU)])
+    text = pipeline(insert={"convert-scf-to-cf": "plant-max-to-min"})
+    result = bisect_pipeline(MODULE, text, check, python_passes={"plant-max-to-min": max_to_min}, llvm=False)
+    assert result.line == "culprit: plant-max-to-min"
+    assert "argument 1 of @relu: 4 of 5 elements differ" in result.trail[0]
 
 
 def test_a_check_that_is_not_deterministic_is_named(tmp_path):

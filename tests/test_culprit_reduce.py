@@ -158,9 +158,18 @@ def test_a_check_that_crashes_or_hangs_ends_its_child_only():
     assert outcome.failing and outcome.key == "killed by SIGSEGV (Segmentation fault)"
 
 
-def test_bad_inputs_are_named():
+def test_bad_inputs_are_named(tmp_path):
     with pytest.raises(ValueError, match="the check passes on the input module"):
         reduce(PLANTED, lambda jit: None)
+    runs = tmp_path / "runs"
+
+    def flaky(jit):
+        runs.write_text(runs.read_text() + "x" if runs.exists() else "x")
+        assert len(runs.read_text()) % 2, "fails on odd runs"
+
+    with pytest.raises(ValueError, match="the check is not deterministic: on the input module it failed with "
+                                         "'AssertionError: fails on odd runs', then passed"):
+        reduce(PLANTED, flaky)
     with pytest.raises(ValueError, match=r"@kernel\(.*\) takes 6 arguments, got 2"):
         reduce(PLANTED, Against("kernel", reference, inputs=[np.zeros(1), np.zeros(1)]))
     with pytest.raises(ValueError, match="no public function @nope; it has @kernel, @axpy, @norm, @clamp"):

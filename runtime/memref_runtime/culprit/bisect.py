@@ -304,7 +304,8 @@ def _set_up_typed_call(b: _Bisection) -> None:
         ended = run_forked(lambda: draw_failing_inputs(b.source, whole.lowered, b.opt_level, runner.against),
                            b.timeout)
         if ended.how != "ok" or isinstance(ended.value, Outcome):
+            why = ended.value.summary if ended.how == "ok" else ended.description
             raise ValueError(f"Against({runner.against.function!r}) without inputs: check_against found no failing "
-                             f"example to bisect with ({ended.value.summary if ended.how == 'ok' else ended.description})")
+                             f"example to bisect with ({why})")
         inputs = ended.value
     runner.set_probes([list(inputs)])

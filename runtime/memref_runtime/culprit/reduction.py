@@ -160,6 +160,10 @@ def reduce(module, check, *, pipeline: str | None = None, opt_level: int | None 
         checker.timeout = min(timeout, max(5.0, 20 * (time.perf_counter() - started)))
     if not original.failing:
         raise ValueError(f"reduce: the check passes on the input module ({describe_check(checker)}): nothing to reduce")
+    again = checker.run(text, opt_level=level)
+    if again.key != original.key:
+        raise ValueError("reduce: the check is not deterministic: on the input module it failed with "
+                         f"{original.summary!r}, then {'passed' if not again.failing else repr(again.summary)}")
     reducer = _Reducer(text, checker, level, original.key, time.monotonic() + time_limit)
     if mlir_reduce:
         _mlir_reduce_stage(reducer, result)

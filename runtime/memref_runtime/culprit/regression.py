@@ -75,7 +75,8 @@ def _against_body(result, against, name: str, pipeline, opt_level: int, checked_
              "    args = [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in ARGS]"]
     count = len(signature_of(result.module, against.function).results)
     call = f"jit.{against.function}(*args)"
-    lines.append(f"    {call}" if count == 0 else f"    results = [{call}]" if count == 1 else f"    results = list({call})")
+    lines.append(f"    {call}" if count == 0 else f"    results = [{call}]" if count == 1 else
+                 f"    results = list({call})")
     for label in result.expected:
         kind, number = label.split()
         got = f"results[{number}]" if kind == "result" else f"args[{number}]"

@@ -2,10 +2,10 @@
 reference), in Hypothesis's order: sizes first, then values.
 
 Dynamic sizes of equal length are cut together (a kernel that loops over one array's length
-usually indexes the others with it): to each single element, else to the first half, and so on. Then each element of a small
-array goes to 0, then a float to its integer part. Every try calls the module (compiled once, in
-this process) in a forked child, so an input that makes it read out of bounds and crash is just
-not taken.
+usually indexes the others with it): to each single element, else to the first half, and so on.
+Then each element of a small array goes to 0, then a float to its integer part. Every try
+calls the module (compiled once, in this process) in a forked child, so an input that makes it
+read out of bounds and crash is just not taken.
 """
 
 from __future__ import annotations
