@@ -165,7 +165,7 @@ def test_bad_inputs_are_named(tmp_path):
 
     def flaky(jit):
         runs.write_text(runs.read_text() + "x" if runs.exists() else "x")
-        assert len(runs.read_text()) % 2, "fails on odd runs"
+        assert len(runs.read_text()) % 2 == 0, "fails on odd runs"
 
     with pytest.raises(ValueError, match="the check is not deterministic: on the input module it failed with "
                                          "'AssertionError: fails on odd runs', then passed"):
