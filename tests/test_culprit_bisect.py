@@ -89,66 +89,65 @@ def max_to_min(op, pass_):
         old.erase()
 '''
 
-# What memref-bisect runs on each candidate: exit 1 while @FUNCTION, JIT-compiled from the
-# candidate (the module lowered to the LLVM dialect), computes a wrong result.
-CHECK_SCRIPT = '''\
-import sys
-import numpy as np
-from memref_runtime import JitModule
+# What memref-bisect runs on each candidate, in mlir-reduce's convention: mlir-runner runs @main
+# of the candidate (the module lowered to the LLVM dialect); exit 1 (still failing) while it
+# prints other than the expected text, the script's first argument.
+CHECK_SCRIPT = """\
+#!/bin/sh
+"{runner}" -O0 -e main -entry-point-result=void -shared-libs="{libs}" "$2" | cmp -s - "$1" || exit 1
+"""
 
-source, function, candidate = sys.argv[1:]
-with open(source) as f, open(candidate) as g:
-    jit = JitModule(f.read(), lowered=g.read())
-x = np.array({pattern!r}, np.float32)
-def in_order(x):
-    total = np.float32(0)
-    for v in x:
-        total = np.float32(total + v)
-    return total
-if function == "vsum":
-    ok = jit.vsum(x) == in_order(x)
-elif function == "asum":
-    ok = jit.asum(np.tile(x, 4)) == in_order(np.tile(x, 4))
-else:
-    v = np.array([-2.0, -0.5, 0.0, 1.5, 3.0], np.float32)
-    out = np.zeros_like(v)
-    jit.relu(v, out)
-    ok = np.array_equal(out, np.maximum(v, 0))
-sys.exit(0 if ok else 1)
-'''
+
+def expected_output() -> str:
+    """What @main prints when @vsum, @asum and @relu are right, from NumPy's values."""
+    values = [sequential_sum(X16), sequential_sum(X64)]
+    relu = ", ".join(f"{v:g}" for v in np.maximum(X_RELU, 0))
+    return "".join(f"{v:g}\n" for v in values) + f"( {relu} )\n"
 
 
 @pytest.fixture
 def planted(tmp_path, monkeypatch):
-    """The folder of the planted Python pass and of the check script, on sys.path and PYTHONPATH."""
+    """The folder of the planted Python pass, the check script and the expected output; the
+    folder is on sys.path and PYTHONPATH."""
+    from memref_runtime.culprit.tools import tool
+    from memref_runtime.jit.runner_utils import runner_utils_libraries
+
     (tmp_path / "planted_passes.py").write_text(PLANTED_PASS)
-    (tmp_path / "check_planted.py").write_text(CHECK_SCRIPT.format(pattern=PATTERN))
+    script = tmp_path / "check_main.sh"
+    script.write_text(CHECK_SCRIPT.format(runner=Path(tool("mlir-translate")).with_name("mlir-runner"),
+                                          libs=",".join(runner_utils_libraries())))
+    script.chmod(0o755)
+    (tmp_path / "expected.txt").write_text(expected_output())
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
     return tmp_path
 
 
-def memref_bisect(folder: Path, function: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(BIN / "memref-bisect"), str(MODULE), f"--test={sys.executable}",
-                           f"--test-arg={folder / 'check_planted.py'}", f"--test-arg={MODULE}",
-                           f"--test-arg={function}", *args], capture_output=True, text=True, timeout=600)
+def test_the_expected_output_is_what_numpy_computes():
+    # In order: 14 for the 16 values, 62 for them four times over (the running total carries).
+    assert expected_output() == "14\n62\n( 0, 0, 0, 1.5, 3 )\n"
+
+
+def memref_bisect(folder: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(BIN / "memref-bisect"), str(MODULE), f"--test={folder / 'check_main.sh'}",
+                           f"--test-arg={folder / 'expected.txt'}", *args], capture_output=True, text=True,
+                          timeout=600)
 
 
 CASES = {
-    "reassociated vector reduction": ("vsum", REASSOCIATE,
-                                      pipeline(replace={"convert-vector-to-llvm": REASSOCIATE}), ()),
-    "Python pass max -> min": ("relu", "plant-max-to-min",
+    "reassociated vector reduction": (REASSOCIATE, pipeline(replace={"convert-vector-to-llvm": REASSOCIATE}), ()),
+    "Python pass max -> min": ("plant-max-to-min",
                                pipeline(insert={"func.func(loop-invariant-code-motion)": "plant-max-to-min"}),
                                ("--python-pass=plant-max-to-min=planted_passes:max_to_min",)),
     # Named as spelled inside its op pipeline, func.func(...).
-    "vectorized affine reduction": ("asum", VECTORIZED, pipeline(insert={"lower-affine": VECTORIZE}), ()),
+    "vectorized affine reduction": (VECTORIZED, pipeline(insert={"lower-affine": VECTORIZE}), ()),
 }
 
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_memref_bisect_names_the_planted_pass_and_nothing_else(planted, case):
-    function, culprit, text, extra = CASES[case]
-    done = memref_bisect(planted, function, f"--pass-pipeline={text}", "--no-llvm", *extra)
+    culprit, text, extra = CASES[case]
+    done = memref_bisect(planted, f"--pass-pipeline={text}", "--no-llvm", *extra)
     assert done.returncode == 0, done.stdout + done.stderr
     verdicts = [line for line in done.stdout.splitlines() if "culprit" in line.split(":")[0]]
     assert verdicts == [f"culprit: {culprit}"], done.stdout
@@ -156,7 +155,7 @@ def test_memref_bisect_names_the_planted_pass_and_nothing_else(planted, case):
 
 
 def test_without_the_planted_pass_there_is_no_culprit(planted):
-    done = memref_bisect(planted, "vsum", f"--pass-pipeline={pipeline()}")
+    done = memref_bisect(planted, f"--pass-pipeline={pipeline()}")
     assert done.returncode == 1
     assert done.stdout.splitlines()[0] == "no culprit: the check passes with the whole pipeline at -O2"
 
@@ -264,6 +263,10 @@ def test_pipelines_open_into_steps():
 def test_bad_arguments_are_named(tmp_path):
     with pytest.raises(TypeError, match="check: expected a command"):
         bisect_pipeline(MODULE, pipeline(), 42)
+    with pytest.raises(ValueError, match="check: 'no-such-script' is no executable"):
+        bisect_pipeline(MODULE, pipeline(), "no-such-script")
+    with pytest.raises(FileNotFoundError, match="module: expected MLIR text or the path of a file, got 'nope.mlir'"):
+        bisect_pipeline("nope.mlir", pipeline(), check_vsum)
     done = subprocess.run([str(BIN / "memref-bisect"), str(MODULE), "--pass-pipeline=builtin.module(cse)"],
                           capture_output=True, text=True)
     assert done.returncode == 2 and "--test=SCRIPT is required" in done.stderr

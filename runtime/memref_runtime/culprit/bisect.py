@@ -29,6 +29,7 @@ from . import llvm_level
 from .checks import DEFAULT_TIMEOUT, Checker, Outcome, first_line
 from .isolation import run_forked
 from .pipeline import Cut, Step, cut, prepared, split_pipeline
+from .reading import read_module
 
 
 @dataclass
@@ -267,8 +268,7 @@ def bisect_pipeline(module, pipeline: str, check, *, opt_level: int | None = Non
     fails without any step of the pipeline but passes at -O0. `python_passes` maps names used in
     the pipeline to Python passes. Each run may take `timeout` seconds."""
     start = time.perf_counter()
-    text = module if "\n" in str(module) or not _is_file(module) else _read(module)
-    source = prepared(text)
+    source = prepared(read_module(module))
     steps = split_pipeline(pipeline, python_passes)
     checker = Checker(check, test_args=test_args, timeout=timeout)
     b = _Bisection(source, steps, checker, resolve_opt_level(opt_level), timeout)
@@ -277,17 +277,6 @@ def bisect_pipeline(module, pipeline: str, check, *, opt_level: int | None = Non
     result = _decide(b, llvm)
     result.runs, result.seconds, result.trail = checker.runs, time.perf_counter() - start, b.trail
     return result
-
-
-def _is_file(path) -> bool:
-    import os
-
-    return isinstance(path, (str, os.PathLike)) and os.path.isfile(path)
-
-
-def _read(path) -> str:
-    with open(path) as f:
-        return f.read()
 
 
 def _set_up_typed_call(b: _Bisection) -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 import time
@@ -91,6 +92,9 @@ class Checker:
             if not check or not all(isinstance(a, (str, os.PathLike)) for a in check):
                 raise TypeError(f"check: expected a command (a path or a list of strings), got {check!r}")
             self.command: list[str] | None = [os.fspath(a) for a in check] + list(test_args)
+            if shutil.which(self.command[0]) is None:
+                raise ValueError(f"check: {self.command[0]!r} is no executable (a script needs its x bit, "
+                                 "or give the interpreter first: [python, script])")
         elif isinstance(check, Against) or callable(check):
             self.command = None
         else:

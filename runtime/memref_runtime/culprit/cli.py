@@ -96,7 +96,7 @@ def bisect_main(argv: list[str] | None = None) -> int:
         result = bisect_pipeline(args.input, args.pass_pipeline, args.test, test_args=args.test_arg,
                                  opt_level=args.opt_level, python_passes=dict(args.python_pass),
                                  llvm=not args.no_llvm, timeout=args.timeout)
-    except PipelineError as e:
+    except (PipelineError, ValueError, FileNotFoundError) as e:
         parser.error(str(e))
     report = result.report()
     if args.output and result.before is not None:

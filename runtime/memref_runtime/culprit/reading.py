@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from ..bindings import bindings
 from ..jit.mlir_source import parse_module
 from ..jit.signatures import read_signatures
@@ -24,3 +26,17 @@ def signature_of(source: str, name: str):
         public = [f"@{s.name}" for s in signatures.values() if s.public and not s.declaration]
         raise ValueError(f"function: the module has no public function @{name}; it has {', '.join(public) or 'none'}")
     return sig
+
+
+def read_module(module) -> str:
+    """MLIR text from `module`: the text itself, or a path to read (a str without a newline or a
+    brace, or an os.PathLike); FileNotFoundError or TypeError naming the argument otherwise."""
+    if isinstance(module, str) and ("\n" in module or "{" in module):
+        return module
+    if not isinstance(module, (str, os.PathLike)):
+        raise TypeError(f"module: expected MLIR text or a path, got {type(module).__name__}")
+    if not os.path.isfile(module):
+        raise FileNotFoundError(f"module: expected MLIR text or the path of a file, got {os.fspath(module)!r}, "
+                                "which is no file")
+    with open(module) as f:
+        return f.read()

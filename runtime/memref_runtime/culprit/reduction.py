@@ -21,7 +21,6 @@ steps 2-4 alone take 29 runs and 5.9 s to the same 9 ops.
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass, field
 
@@ -29,6 +28,7 @@ from ..settings import resolve_opt_level
 from . import edits
 from .checks import DEFAULT_TIMEOUT, Checker, Outcome
 from .isolation import run_forked
+from .reading import read_module
 
 CLEANUPS = ("builtin.module(canonicalize,cse)", "builtin.module(symbol-dce)")
 DEFAULT_TIME_LIMIT = 300.0
@@ -121,15 +121,6 @@ class _Reducer:
                     break
 
 
-def _read(module) -> str:
-    if isinstance(module, os.PathLike) or (isinstance(module, str) and "\n" not in module and os.path.isfile(module)):
-        with open(module) as f:
-            return f.read()
-    if not isinstance(module, str):
-        raise TypeError(f"module: expected MLIR text or a path, got {type(module).__name__}")
-    return module
-
-
 def _stage(name: str, before: int, text: str, runs_before: int, checker: Checker) -> str:
     return f"{name}: {before} -> {edits.count_ops(text)} ops, {checker.runs - runs_before} check runs"
 
@@ -145,7 +136,7 @@ def reduce(module, check, *, pipeline: str | None = None, opt_level: int | None 
     Against(function, reference, inputs), whose inputs shrink too. `write_test`: a path for the
     regression test (`.py` in a lit suite: a lit test; `test_*.py`: a pytest function)."""
     start = time.perf_counter()
-    text = _read(module)
+    text = read_module(module)
     level = resolve_opt_level(opt_level)
     checker = Checker(check, test_args=test_args, pipeline=pipeline, timeout=timeout)
     result = Reduction(text, "", edits.count_ops(text), 0)
