@@ -30,6 +30,7 @@ from .checks import DEFAULT_TIMEOUT, Checker, Outcome, first_line
 from .isolation import run_forked
 from .pipeline import Cut, Step, cut, prepared, split_pipeline
 from .reading import read_module
+from .tools import ToolMissing
 
 
 @dataclass
@@ -173,7 +174,7 @@ def _llvm_level(b: _Bisection, lowered: str) -> BisectResult:
     try:
         llvm_ir = llvm_level.to_llvm_ir(lowered)
         whole = llvm_level.optimize(llvm_ir, level, -1)
-    except (llvm_level.ToolFailed, OSError) as e:
+    except (llvm_level.ToolFailed, ToolMissing, OSError) as e:
         return BisectResult(f"no culprit: cannot run LLVM's optimizations outside the JIT: {first_line(str(e))}")
     runs: dict[int, Outcome | str] = {}
 
