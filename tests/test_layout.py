@@ -185,6 +185,7 @@ def imported_after(code: str) -> set:
     "import memref_runtime.update_checks",
     "import memref_runtime, memref_runtime.settings, memref_runtime.aliases, memref_runtime.environment",
     "import memref_runtime.pytest_plugin",  # every pytest session where memref-runtime is installed
+    "import memref_runtime.culprit.cli",  # memref-bisect --help, memref-reduce --help
 ])
 def test_the_lit_side_imports_neither_numpy_nor_mlir(code):
     heavy = {m for m in imported_after(code) if m.split(".")[0] in ("numpy", "mlir", "torch_mlir", "ml_dtypes",
@@ -254,6 +255,8 @@ def test_the_public_names_still_work():
 def test_the_console_script_is_declared():
     text = (REPO / "pyproject.toml").read_text()
     assert 'memref-update-checks = "memref_runtime.update_checks.cli:main"' in text
+    assert 'memref-bisect = "memref_runtime.culprit.cli:bisect_main"' in text
+    assert 'memref-reduce = "memref_runtime.culprit.cli:reduce_main"' in text
 
 
 def test_our_own_lit_config_is_a_short_user_of_the_plugin():

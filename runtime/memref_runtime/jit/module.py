@@ -35,7 +35,7 @@ from .runner_utils import missing_runner_utils_hint, resolve_shared_libs
 from .signatures import FunctionSignature, func_ops, read_signatures
 from .verification import Guard, routes_asserts
 
-__all__ = ["JitModule", "JitFunction"]
+__all__ = ["JitModule", "JitFunction", "prepare_module"]
 
 
 def _parse(source):
@@ -54,9 +54,10 @@ def _parse(source):
     return parse_module(ir, source, context), context
 
 
-def _prepare(module) -> None:
+def prepare_module(module) -> None:
     """Adds llvm.emit_c_interface to public definitions, and makes their tensor arguments
-    read-only (bufferization.writable = false) so a call never writes into an input tensor."""
+    read-only (bufferization.writable = false) so a call never writes into an input tensor: what
+    JitModule does to a module before lowering it, in place."""
     ir = bindings().ir
     context = module.context
     for op in func_ops(module):
@@ -145,11 +146,15 @@ class JitModule:
     """An MLIR module, lowered and JIT-compiled, whose public functions take NumPy values."""
 
     def __init__(self, source, *, pipeline: str | None = None, opt_level: int | None = None,
-                 shared_libs=(), runner_utils: bool = True, runtime_verification: bool | None = None):
+                 shared_libs=(), runner_utils: bool = True, runtime_verification: bool | None = None,
+                 lowered: str | None = None):
         """`opt_level=None` takes the suite-wide default (settings.default_opt_level(), which
         `lit -D opt_level=N` sets); `runner_utils` adds MLIR's runner-utils libraries, where the
         bindings ship them, to `shared_libs`; `runtime_verification=None` takes the suite-wide
-        default too (`lit -D runtime_verification=1`)."""
+        default too (`lit -D runtime_verification=1`). `lowered`: `source` lowered to the LLVM
+        dialect elsewhere (after prepare_module; e.g. LLVM IR that `opt` optimized, imported back),
+        JIT-compiled as given: `source` then gives only the signatures, `pipeline` says how it was
+        lowered, and `runtime_verification` adds nothing."""
         self.opt_level = resolve_opt_level(opt_level)
         self.shared_libs = resolve_shared_libs(shared_libs, runner_utils)
         # MLIR's runtime checks; a failed check, or any failed cf.assert, makes the call raise
@@ -157,20 +162,23 @@ class JitModule:
         self.runtime_verification = (default_runtime_verification() if runtime_verification is None
                                      else bool(runtime_verification))
         module, self.context = _parse(source)
-        _prepare(module)
+        prepare_module(module)
         self._signatures = read_signatures(module)
         self.source = str(module)  # what was lowered: the MLIR a reproducer needs
         self.pipeline = pipeline or default_pipeline(module)
-        self.module = lower_printed(module, self.source, self.pipeline, self.runtime_verification)
+        if lowered is None:
+            self.module = lower_printed(module, self.source, self.pipeline, self.runtime_verification)
+        else:  # lowered elsewhere already (memref_runtime.culprit): taken as it is
+            self.module = module = parse_module(bindings().ir, lowered, self.context)
         self._asserts = routes_asserts(self.module)  # the linked engine gets a guard
-        lowered = str(self.module)  # printed once: the cache key, and whether bf16 builtins are needed
+        printed = str(self.module)  # printed once: the cache key, and whether bf16 builtins are needed
         # JIT reuse (cache.py): the linked engine of the same module, when it may be shared.
-        self._cache_key = jit_cache.key_of(lowered, opt_level=self.opt_level, shared_libs=self.shared_libs,
+        self._cache_key = jit_cache.key_of(printed, opt_level=self.opt_level, shared_libs=self.shared_libs,
                                            runtime_verification=self.runtime_verification)
         self._shared = jit_cache.take_at_creation(
             self._cache_key, may_register_callbacks=any(s.declaration for s in self._signatures.values()))
         self.engine = self._shared.engine if self._shared else create_execution_engine(
-            module, opt_level=self.opt_level, shared_libs=self.shared_libs, text=lowered)
+            module, opt_level=self.opt_level, shared_libs=self.shared_libs, text=printed)
         self._linked: LinkedEngine | None = None  # at the first call
         self._lock = threading.RLock()
         self._compiled = False

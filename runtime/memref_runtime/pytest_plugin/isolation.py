@@ -32,6 +32,7 @@ test that is not isolated; warnings raised in the child are not reported.
 
 from __future__ import annotations
 
+import gc
 import os
 import pickle
 import re
@@ -169,6 +170,9 @@ class Child:
         """Runs the test, writes its outcome to `results` and exits; never returns."""
         global _in_child
         _in_child, code = True, 0
+        # What the parent left for its garbage collector stays uncollected here: destroying a
+        # Context of the parent joins the threads of its pool, which the child does not have.
+        gc.freeze()
         try:
             from ..process.ending import dies_with
 

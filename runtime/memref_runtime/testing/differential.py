@@ -88,11 +88,12 @@ def _layout_kinds(plans: list[ArgumentPlan], drawn: list) -> set[str]:
 
 
 class DifferentialError(AssertionError):
-    """The function and the reference disagree; `.folder` holds the inputs and replay.py."""
+    """The function and the reference disagree; `.folder` holds the inputs and replay.py, `.inputs`
+    the arguments of the failing call as it got them (arrays laid out as drawn; scalars)."""
 
-    def __init__(self, message: str, folder: str | None):
+    def __init__(self, message: str, folder: str | None, inputs: list | None = None):
         super().__init__(message)
-        self.folder = folder
+        self.folder, self.inputs = folder, inputs
 
 
 class _Disagreement(AssertionError):
@@ -263,7 +264,7 @@ def check_against(function, reference, *, max_examples: int = 100, min_size: int
              *(textwrap.indent(d, "  ") for d in failure.details)]
             + ([f"  inputs and replay script: {folder}; run: python {os.path.join(folder, 'replay.py')}"]
                if folder else ["  (no reproducer: the JitModule of the function is unknown)"]))
-        raise DifferentialError(message, folder) from failure.__cause__
+        raise DifferentialError(message, folder, _build(plans, failure.drawn)) from failure.__cause__
 
 
 # --- the reproducer -----------------------------------------------------------------------
