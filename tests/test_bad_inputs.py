@@ -21,7 +21,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import HAVE_JIT, DLPackProducer, compile_mlir, memref_arg
+from support.dlpack_producer import DLPackProducer
+from support.engine import HAVE_JIT, compile_mlir, memref_arg
 from memref_runtime.np_to_memref import (
     get_ranked_memref_descriptor,
     get_unranked_memref_descriptor,
@@ -344,10 +345,11 @@ def test_array_on_a_device_that_is_not_the_host(jit):
     on_gpu = DLPackProducer(np.zeros(4, np.float32), device=(2, 0))  # kDLCUDA
     where = ("on DLPack device kDLCUDA:0; memref arguments must be host (CPU) memory: copy it there first "
              "(tensor.cpu(), jax.device_put(a, jax.devices('cpu')[0]), cupy.asnumpy(a))")
-    with raises_exactly(ValueError, "add(): argument 0 expects memref<?xf32>, got a conftest.DLPackProducer of "
-                                    f"dtype float32, shape (4,) {where}"):
+    with raises_exactly(ValueError, "add(): argument 0 expects memref<?xf32>, got a "
+                                    f"support.dlpack_producer.DLPackProducer of dtype float32, shape (4,) {where}"):
         jit.add(on_gpu, F32, F32.copy())
-    with raises_exactly(ValueError, f"nparray: got a conftest.DLPackProducer of dtype float32, shape (4,) {where}"):
+    with raises_exactly(ValueError, "nparray: got a support.dlpack_producer.DLPackProducer of dtype float32, "
+                                    f"shape (4,) {where}"):
         get_ranked_memref_descriptor(on_gpu)
     assert on_gpu.capsules == []  # refused before anything was exported
     torch = pytest.importorskip("torch")
@@ -361,9 +363,10 @@ def test_array_on_a_device_that_is_not_the_host(jit):
 def test_read_only_dlpack_export_where_native_code_may_write(jit, total):
     a = np.arange(4, dtype=np.float32)
     read_only = DLPackProducer(a, flags=1)  # DLPACK_FLAG_BITMASK_READ_ONLY
-    with raises_exactly(ValueError, "add(): argument 2 expects memref<?xf32>, got a conftest.DLPackProducer of "
-                                    "dtype float32, shape (4,), device kDLCPU:0, exported read-only; the native "
-                                    "code may write into it, so pass a writable copy (np.array(a))"):
+    with raises_exactly(ValueError, "add(): argument 2 expects memref<?xf32>, got a "
+                                    "support.dlpack_producer.DLPackProducer of dtype float32, shape (4,), device "
+                                    "kDLCPU:0, exported read-only; the native code may write into it, so pass a "
+                                    "writable copy (np.array(a))"):
         jit.add(F32, F32, read_only)
     assert total(read_only) == 6.0  # a tensor parameter is a read-only use
     gc.collect()
@@ -382,9 +385,10 @@ def test_jax_array_where_native_code_may_write(jit, total):
 
 def test_dlpack_data_type_without_an_mlir_element_type(jit):
     e8m0 = DLPackProducer(np.zeros(4, np.uint8), dtype=(14, 8, 1))  # kDLFloat8_e8m0fnu
-    with pytest.raises(TypeError, match=r"^add\(\): argument 0 expects memref<\?xf32>, got a conftest.DLPackProducer "
-                                        r"of dtype kDLFloat8_e8m0fnu bits 8, shape \(4,\), device kDLCPU:0: DLPack "
-                                        r"data type kDLFloat8_e8m0fnu bits 8 has no MLIR element type here; "
+    with pytest.raises(TypeError, match=r"^add\(\): argument 0 expects memref<\?xf32>, got a "
+                                        r"support\.dlpack_producer\.DLPackProducer of dtype kDLFloat8_e8m0fnu bits 8, "
+                                        r"shape \(4,\), device kDLCPU:0: DLPack data type kDLFloat8_e8m0fnu bits 8 "
+                                        r"has no MLIR element type here; "
                                         r"supported: kDLInt bits 8 \(i8\), .*kDLBfloat bits 16 \(bf16\)"):
         jit.add(e8m0, F32, F32.copy())
     gc.collect()

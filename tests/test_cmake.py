@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MLIR_CORE
+from support.build_tree import MLIR_CORE
 
 REPO = Path(__file__).resolve().parent.parent
 CMAKE = shutil.which("cmake")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import make_lit_suite
+from support.lit_suites import make_lit_suite
 from memref_runtime.process import failure_report
 from memref_runtime.process import report as process_report
 

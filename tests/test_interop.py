@@ -1,5 +1,5 @@
 """Arrays from any framework, without one installed: DLPack producers built by hand from
-dlpack.h (tests/conftest.py's DLPackProducer), NumPy's own `__dlpack__`, the array interface and
+dlpack.h (tests/support/dlpack_producer.py), NumPy's own `__dlpack__`, the array interface and
 buffers in; MemRefArray's DLPack export out. Zero-copy, every element type, the deleter called
 exactly once. The torch and JAX cases are tests/test_interop_torch.py and test_interop_jax.py."""
 
@@ -13,7 +13,9 @@ import pickle
 import numpy as np
 import pytest
 
-from conftest import DLPackProducer, address_of, capsule_name, sample_values, supported_element_types
+from support.arrays import address_of, sample_values, supported_element_types
+from support.dlpack_producer import DLPackProducer, capsule_name
+from support.engine import HAVE_JIT
 from memref_runtime import dlpack as dl
 from memref_runtime import interop
 from memref_runtime.conversion import MemRefArray, view_memref
@@ -147,8 +149,9 @@ def test_a_legacy_producer_gets_the_call_without_max_version():
 
 def test_another_dlpack_major_version_is_refused_and_released():
     producer = DLPackProducer(np.arange(3.0), major=2)
-    with pytest.raises(ValueError, match=r"^x: got a conftest.DLPackProducer of dtype float64, shape \(3,\), device "
-                                         r"kDLCPU:0: DLPack 2\.0 tensor: this runtime reads DLPack 1\.x"):
+    with pytest.raises(ValueError, match=r"^x: got a support\.dlpack_producer\.DLPackProducer of dtype float64, "
+                                         r"shape \(3,\), device kDLCPU:0: DLPack 2\.0 tensor: this runtime reads "
+                                         r"DLPack 1\.x"):
         interop.as_ndarray(producer, "x")
     gc.collect()
     assert producer.deleted == 1  # "the consumer must call the deleter", dlpack.h says
@@ -164,8 +167,9 @@ def test_a_vector_data_type_is_refused_and_released():
 
 def test_a_device_that_is_not_the_host_is_refused_before_any_export():
     producer = DLPackProducer(np.arange(3.0), device=(2, 1))  # kDLCUDA, device 1
-    with pytest.raises(ValueError, match=r"^x: got a conftest.DLPackProducer of dtype float64, shape \(3,\) on DLPack device kDLCUDA:1; memref "
-                                         r"arguments must be host \(CPU\) memory"):
+    with pytest.raises(ValueError, match=r"^x: got a support\.dlpack_producer\.DLPackProducer of dtype float64, "
+                                         r"shape \(3,\) on DLPack device kDLCUDA:1; memref arguments must be host "
+                                         r"\(CPU\) memory"):
         get_ranked_memref_descriptor(producer, argument="x")
     assert producer.capsules == []
     pinned = DLPackProducer(np.arange(3.0), device=(3, 0))  # kDLCUDAHost: host memory
@@ -317,8 +321,6 @@ func.func @total(%a: memref<?xf64>) -> f64 {
 
 @pytest.fixture(scope="module")
 def jit():
-    from conftest import HAVE_JIT
-
     if not HAVE_JIT:
         pytest.skip("no MLIR Python bindings with an ExecutionEngine")
     from memref_runtime import JitModule

@@ -21,7 +21,8 @@ ml_dtypes = pytest.importorskip("ml_dtypes")
 
 from hypothesis import given, strategies as st  # noqa: E402
 
-from conftest import HAVE_JIT, address_of  # noqa: E402
+from support.arrays import address_of  # noqa: E402
+from support.engine import HAVE_JIT  # noqa: E402
 from memref_runtime import dlpack as dl  # noqa: E402
 from memref_runtime.np_to_memref import get_ranked_memref_descriptor, ranked_memref_to_numpy  # noqa: E402
 from memref_runtime.testing import check_against, check_close  # noqa: E402

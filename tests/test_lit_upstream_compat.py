@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import make_lit_suite
+from support.lit_suites import make_lit_suite
 
 REPO = Path(__file__).resolve().parent.parent
 LIT = shutil.which("lit", path=os.path.dirname(sys.executable)) or shutil.which("lit")

@@ -9,7 +9,9 @@ import weakref
 import numpy as np
 import pytest
 
-from conftest import address_of, compile_mlir, memref_arg, run_python
+from support.arrays import address_of
+from support.engine import compile_mlir, memref_arg
+from support.subprocesses import run_python
 from memref_runtime.np_to_memref import (
     get_ranked_memref_descriptor,
     get_unranked_memref_descriptor,

@@ -15,7 +15,7 @@ import pytest
 
 pytest.importorskip("mlir.execution_engine")
 
-from conftest import RUNTIME_DIR  # noqa: E402
+from support.paths import RUNTIME_DIR  # noqa: E402
 from memref_runtime import JitModule, RuntimeVerificationError  # noqa: E402
 from memref_runtime.jit.lowering import DEFAULT_PIPELINE, TENSOR_PIPELINE, lower_to_llvm  # noqa: E402
 from memref_runtime.settings import RUNTIME_VERIFICATION_ENV  # noqa: E402
