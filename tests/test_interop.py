@@ -320,7 +320,8 @@ func.func @total(%a: memref<?xf64>) -> f64 {
 
 
 @pytest.fixture(scope="module")
-def jit():
+def kernels():
+    """KERNELS, compiled once for the module: what is checked is how long a DLPack import lives."""
     if not HAVE_JIT:
         pytest.skip("no MLIR Python bindings with an ExecutionEngine")
     from memref_runtime import JitModule
@@ -329,12 +330,12 @@ def jit():
 
 
 @pytest.mark.jit
-def test_a_typed_call_keeps_a_dlpack_import_until_it_returns_and_a_bound_call_longer(jit):
+def test_a_typed_call_keeps_a_dlpack_import_until_it_returns_and_a_bound_call_longer(kernels):
     producer = DLPackProducer(np.arange(5.0))
-    assert jit.total(producer) == 10.0
+    assert kernels.total(producer) == 10.0
     gc.collect()
     assert producer.deleted == 1
-    bound = jit.total.bind(producer)
+    bound = kernels.total.bind(producer)
     gc.collect()
     assert producer.deleted == 1  # the bound call's frame holds the import
     assert bound() == 10.0 and bound() == 10.0
@@ -344,9 +345,9 @@ def test_a_typed_call_keeps_a_dlpack_import_until_it_returns_and_a_bound_call_lo
 
 
 @pytest.mark.jit
-def test_a_result_viewing_a_dlpack_input_keeps_the_import(jit):
+def test_a_result_viewing_a_dlpack_input_keeps_the_import(kernels):
     producer = DLPackProducer(np.arange(5.0))
-    r = jit.same(producer)
+    r = kernels.same(producer)
     assert address_of(r) == address_of(producer.array)
     gc.collect()
     assert producer.deleted == 1  # the call's own import went with its frame ...
@@ -356,10 +357,10 @@ def test_a_result_viewing_a_dlpack_input_keeps_the_import(jit):
 
 
 @pytest.mark.jit
-def test_results_passed_back_in_are_memref_arrays_on_the_fast_path(jit):
-    r = jit.same(np.arange(4.0))
+def test_results_passed_back_in_are_memref_arrays_on_the_fast_path(kernels):
+    r = kernels.same(np.arange(4.0))
     assert type(r) is MemRefArray
-    assert jit.total(r) == 6.0 and jit.total(r[1:]) == 6.0
+    assert kernels.total(r) == 6.0 and kernels.total(r[1:]) == 6.0
     assert get_ranked_memref_descriptor(r).allocated == address_of(r)
 
 
