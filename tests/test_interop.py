@@ -16,6 +16,7 @@ import pytest
 from support.arrays import address_of, sample_values, supported_element_types
 from support.dlpack_producer import DLPackProducer, capsule_name
 from support.engine import HAVE_JIT
+from support.paths import mlir_input
 from memref_runtime import dlpack as dl
 from memref_runtime import interop
 from memref_runtime.conversion import MemRefArray, view_memref
@@ -300,21 +301,10 @@ def test_read_only_and_negative_strides_leave_as_copies():
 
 # --- typed calls (no framework needed: a producer of our own) -------------------------------------
 
-KERNELS = r"""
+# @total(a): the sum of an f64 memref (shared with tests/test_memory.py); @same(a): a itself.
+KERNELS = mlir_input("sum_f64.mlir").read_text() + r"""
 func.func @same(%a: memref<?xf64>) -> memref<?xf64> {
   return %a : memref<?xf64>
-}
-func.func @total(%a: memref<?xf64>) -> f64 {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %zero = arith.constant 0.0 : f64
-  %n = memref.dim %a, %c0 : memref<?xf64>
-  %s = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> f64 {
-    %x = memref.load %a[%i] : memref<?xf64>
-    %y = arith.addf %acc, %x : f64
-    scf.yield %y : f64
-  }
-  return %s : f64
 }
 """
 
