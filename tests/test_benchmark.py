@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import math
 import statistics
-from pathlib import Path
 
 import numpy as np
 import psutil
@@ -18,10 +17,11 @@ pytest.importorskip("mlir.execution_engine")
 
 from memref_runtime import JitModule, RuntimeVerificationError  # noqa: E402
 from memref_runtime.jit.benchmark_result import BenchmarkResult, format_seconds, median_interval, quantile  # noqa: E402
+from support.paths import mlir_input  # noqa: E402
 
 pytestmark = pytest.mark.jit
 
-BENCH_KERNELS = Path(__file__).resolve().parent.parent / "mlir_inputs" / "bench_kernels.mlir"
+BENCH_KERNELS = mlir_input("bench_kernels.mlir")
 
 KERNELS = r"""
 func.func @count(%c: memref<1xi64>) {

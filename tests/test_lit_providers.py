@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from support.build_tree import MLIR_CORE, MLIR_TOOLS
-from test_lit_harness import LIT, REPO
+from support.paths import LIT, REPO
 
 pytestmark = pytest.mark.skipif(LIT is None, reason="lit is not installed")
 
