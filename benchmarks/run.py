@@ -49,20 +49,8 @@ SHAPES = [(16,), (4, 4), (2, 2, 2, 2)]
 F32 = np.float32
 NOT_AVAILABLE = "n/a (jit not available)"
 
-ADD3 = r"""
-func.func @add3(%a: memref<?xf32>, %b: memref<?xf32>, %c: memref<?xf32>) attributes { llvm.emit_c_interface } {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %n = memref.dim %a, %c0 : memref<?xf32>
-  scf.for %i = %c0 to %n step %c1 {
-    %x = memref.load %a[%i] : memref<?xf32>
-    %y = memref.load %b[%i] : memref<?xf32>
-    %s = arith.addf %x, %y : f32
-    memref.store %s, %c[%i] : memref<?xf32>
-  }
-  return
-}
-"""
+# c = a + b over three memref<?xf32> (shared with tests/test_jit_cache.py).
+ADD3 = (ROOT / "mlir_inputs" / "add3.mlir").read_text()
 # add3 with read-only inputs: tensor parameters, which take immutable JAX arrays too.
 ADD3_TENSORS = r"""
 func.func @add3t(%a: tensor<?xf32>, %b: tensor<?xf32>, %c: memref<?xf32>) {

@@ -98,7 +98,7 @@ def pytest_walls(repeats: int, jobs: int, paths: list[str]) -> tuple[dict[str, l
             walls["serial"].append(run_wall(base + ["-n", "0"], check=False, cwd=ROOT))
             shutil.rmtree(stats, ignore_errors=True)
             env = dict(os.environ, MEMREF_RUNTIME_JIT_CACHE_STATS=stats)
-            # As README command 2 runs it (conftest.py: every core, worksteal), unless told -j.
+            # As README command 2 runs it (tests/support/workers.py: every core, worksteal), unless told -j.
             parallel = [] if jobs == os.cpu_count() and not paths else ["-n", str(jobs), "--dist", "worksteal"]
             walls["parallel"].append(run_wall(base + parallel, check=False, cwd=ROOT, env=env))
         counts = Counter()

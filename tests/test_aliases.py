@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from conftest import RUNTIME_DIR, run_python
+from support.paths import RUNTIME_DIR
+from support.subprocesses import run_python
 from memref_runtime.bindings import bindings
 
 pytest.importorskip("mlir.runtime")

@@ -21,7 +21,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import HAVE_JIT, DLPackProducer, compile_mlir, memref_arg
+from support.dlpack_producer import DLPackProducer
+from support.engine import HAVE_JIT, compile_mlir, memref_arg
 from memref_runtime.np_to_memref import (
     get_ranked_memref_descriptor,
     get_unranked_memref_descriptor,
@@ -111,7 +112,8 @@ def raises_exactly(error: type, message: str):
 
 
 @pytest.fixture(scope="module")
-def jit():
+def kernels():
+    """KERNELS, compiled once for the module: the refusals come before any native code runs, at every opt level."""
     if not HAVE_JIT:
         pytest.skip("no MLIR Python bindings with an ExecutionEngine")
     from memref_runtime import JitModule
@@ -146,7 +148,7 @@ EXPECTS_F32 = "expects memref<?xf32> (a 1-d float32 array), got "
 
 
 @pytest.mark.skipif(sys.byteorder != "little", reason="'>f4' is native here")
-def test_byte_swapped_data(jit):
+def test_byte_swapped_data(kernels):
     swapped = np.arange(4, dtype=">f4")
     for convert in (get_ranked_memref_descriptor, get_unranked_memref_descriptor):
         with raises_exactly(ValueError, "nparray: expected native byte order, got big-endian float32 ('>f4'); "
@@ -154,13 +156,13 @@ def test_byte_swapped_data(jit):
             convert(swapped)
     with raises_exactly(ValueError, "add(): argument 1 " + EXPECTS_F32 + "a big-endian float32 ('>f4') array of "
                                     "shape (4,); convert it with a.astype(a.dtype.newbyteorder('='))"):
-        jit.add(F32, swapped, F32.copy())
+        kernels.add(F32, swapped, F32.copy())
     out = np.zeros(4, np.float32)
-    jit.add(F32, swapped.astype(swapped.dtype.newbyteorder("=")), out)  # the conversion the message names
+    kernels.add(F32, swapped.astype(swapped.dtype.newbyteorder("=")), out)  # the conversion the message names
     np.testing.assert_array_equal(out, [0, 1, 2, 3])
 
 
-def test_stride_not_a_multiple_of_the_item_size(jit):
+def test_stride_not_a_multiple_of_the_item_size(kernels):
     field = np.zeros(4, dtype=[("a", "<f4"), ("b", "u1")])["a"]  # float32 at a 5-byte stride
     field[:] = np.arange(4)
     assert field.dtype == np.float32 and field.strides == (5,)
@@ -170,90 +172,90 @@ def test_stride_not_a_multiple_of_the_item_size(jit):
         with raises_exactly(ValueError, f"nparray: {problem}"):
             convert(field)
     with raises_exactly(ValueError, f"scale(): argument 0 (memref<?xf32, strided<[?], offset: ?>>): {problem}"):
-        jit.scale(field, 2.0)
+        kernels.scale(field, 2.0)
     copy = np.ascontiguousarray(field)
-    jit.scale(copy, 2.0)
+    kernels.scale(copy, 2.0)
     np.testing.assert_array_equal(copy, [0, 2, 4, 6])
 
 
-def test_non_contiguous_array_for_an_identity_layout(jit):
+def test_non_contiguous_array_for_an_identity_layout(kernels):
     every_other = np.arange(8, dtype=np.float32)[::2]
     out = np.zeros(4, np.float32)
     with raises_exactly(ValueError, "add(): argument 0 expects memref<?xf32>, whose identity layout assumes a "
                                     "C-contiguous array, got a non-contiguous float32 ('<f4') array of shape (4,) "
                                     "and byte strides (8,); pass np.ascontiguousarray(a), or declare the parameter "
                                     "with a strided layout (strided<[?, ...], offset: ?>)"):
-        jit.add(every_other, F32, out)
+        kernels.add(every_other, F32, out)
     with pytest.raises(ValueError, match=r"^add\(\): argument 2 expects memref<\?xf32>, whose identity layout"):
-        jit.add(F32, F32, np.zeros(8, np.float32)[::2])
+        kernels.add(F32, F32, np.zeros(8, np.float32)[::2])
     with pytest.raises(ValueError, match=r"^corner\(\): argument 0 expects memref<2x3xf64>, whose identity layout "
                                          r".* non-contiguous float64 \('<f8'\) array of shape \(2, 3\) and byte "
                                          r"strides \(48, 16\)"):
-        jit.corner(np.zeros((2, 6))[:, ::2])
+        kernels.corner(np.zeros((2, 6))[:, ::2])
     np.testing.assert_array_equal(out, 0)
-    jit.scale(every_other, 10.0)  # a strided parameter takes the view itself
+    kernels.scale(every_other, 10.0)  # a strided parameter takes the view itself
     np.testing.assert_array_equal(every_other, [0, 20, 40, 60])
     # The contrast: ExecutionEngine.invoke has no signature to check, and the identity-layout
     # kernel reads the descriptor as if it were contiguous.
-    jit.engine.invoke("add", *(memref_arg(get_ranked_memref_descriptor(x)) for x in (every_other, F32, out)))
+    kernels.engine.invoke("add", *(memref_arg(get_ranked_memref_descriptor(x)) for x in (every_other, F32, out)))
     np.testing.assert_array_equal(out, [0, 1, 20, 3])  # every_other is [0, 20, 40, 60]: misread
 
 
-def test_wrong_dtype(jit):
+def test_wrong_dtype(kernels):
     with raises_exactly(TypeError, "add(): argument 1 " + EXPECTS_F32 + "a float64 ('<f8') array of shape (4,)"):
-        jit.add(F32, np.zeros(4), F32.copy())
+        kernels.add(F32, np.zeros(4), F32.copy())
 
 
-def test_wrong_rank(jit):
+def test_wrong_rank(kernels):
     with raises_exactly(ValueError, "add(): argument 1 " + EXPECTS_F32 + "a float32 ('<f4') array of shape (2, 2)"):
-        jit.add(F32, np.zeros((2, 2), np.float32), F32.copy())
+        kernels.add(F32, np.zeros((2, 2), np.float32), F32.copy())
 
 
-def test_wrong_static_dimension(jit):
+def test_wrong_static_dimension(kernels):
     with raises_exactly(ValueError, "corner(): argument 0 expects memref<2x3xf64> (shape (2, 3)), "
                                     "got a float64 ('<f8') array of shape (3, 2)"):
-        jit.corner(np.zeros((3, 2)))
-    assert jit.corner(np.arange(6.0).reshape(2, 3)) == 5.0
+        kernels.corner(np.zeros((3, 2)))
+    assert kernels.corner(np.arange(6.0).reshape(2, 3)) == 5.0
 
 
-def test_too_few_arguments(jit):
+def test_too_few_arguments(kernels):
     with raises_exactly(TypeError, "add() takes 3 arguments (memref<?xf32>, memref<?xf32>, memref<?xf32>), got 2"):
-        jit.add(F32, F32)
+        kernels.add(F32, F32)
     with raises_exactly(TypeError, "add() takes 3 arguments (memref<?xf32>, memref<?xf32>, memref<?xf32>), got 2"):
-        jit.add.bind(F32, F32)
+        kernels.add.bind(F32, F32)
 
 
-def test_too_many_arguments(jit):
+def test_too_many_arguments(kernels):
     with raises_exactly(TypeError, "add() takes 3 arguments (memref<?xf32>, memref<?xf32>, memref<?xf32>), got 4"):
-        jit.add(F32, F32, F32.copy(), F32)
+        kernels.add(F32, F32, F32.copy(), F32)
     with raises_exactly(TypeError, "nothing() takes 0 arguments (), got 1"):
-        jit.nothing(1)
+        kernels.nothing(1)
 
 
-def test_unknown_function_name(jit):
+def test_unknown_function_name(kernels):
     with raises_exactly(AttributeError, "the module has no function @nope; public functions: add, scale, corner, "
                                         "nothing"):
-        jit.nope
+        kernels.nope
     with raises_exactly(AttributeError, "the module has no function @nope; public functions: add, scale, corner, "
                                         "nothing"):
-        jit.call("nope", 1)
+        kernels.call("nope", 1)
     with raises_exactly(AttributeError, "the module has only a private @helper; public functions: add, scale, "
                                         "corner, nothing"):
-        jit.call("helper")
-    assert "helper" not in jit.functions and "add" in jit.functions
+        kernels.call("helper")
+    assert "helper" not in kernels.functions and "add" in kernels.functions
 
 
 READ_ONLY = "add(): argument 2 expects memref<?xf32>, got a read-only float32 ('<f4') array of shape (4,); " \
             "the native code may write into it, so pass a writable copy (np.array(a))"
 
 
-def assert_refused_for_writing_and_read_correctly(jit, total, read_only: np.ndarray, expected_sum: float):
+def assert_refused_for_writing_and_read_correctly(kernels, total, read_only: np.ndarray, expected_sum: float):
     """`read_only` is refused where native code may write, and read right where it only reads."""
     assert not read_only.flags.writeable
     with raises_exactly(ValueError, READ_ONLY):
-        jit.add(F32, F32, read_only)
+        kernels.add(F32, F32, read_only)
     with raises_exactly(ValueError, READ_ONLY):
-        jit.add.bind(F32, F32, read_only)
+        kernels.add.bind(F32, F32, read_only)
     assert total(read_only) == expected_sum  # a tensor parameter is a read-only use
     desc = get_ranked_memref_descriptor(read_only)  # upstream's API takes it, as upstream does ...
     view = ranked_memref_to_numpy(desc)
@@ -263,27 +265,27 @@ def assert_refused_for_writing_and_read_correctly(jit, total, read_only: np.ndar
     np.testing.assert_array_equal(view, read_only)
 
 
-def test_read_only_array_where_native_code_may_write(jit, total):
+def test_read_only_array_where_native_code_may_write(kernels, total):
     a = np.arange(4, dtype=np.float32)
     a.flags.writeable = False
-    assert_refused_for_writing_and_read_correctly(jit, total, a, 6.0)
+    assert_refused_for_writing_and_read_correctly(kernels, total, a, 6.0)
     np.testing.assert_array_equal(a, [0, 1, 2, 3])
 
 
-def test_array_over_immutable_bytes(jit, total):
+def test_array_over_immutable_bytes(kernels, total):
     data = np.arange(4, dtype=np.float32).tobytes()
-    assert_refused_for_writing_and_read_correctly(jit, total, np.frombuffer(data, np.float32), 6.0)
+    assert_refused_for_writing_and_read_correctly(kernels, total, np.frombuffer(data, np.float32), 6.0)
     assert data == np.arange(4, dtype=np.float32).tobytes()
 
 
-def test_read_only_mmap(jit, total):
+def test_read_only_mmap(kernels, total):
     # Written through, a PROT_READ mapping would kill the process with SIGSEGV.
     with tempfile.TemporaryFile() as f:
         f.write(np.arange(4, dtype=np.float32).tobytes())
         f.flush()
         mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
         try:
-            assert_refused_for_writing_and_read_correctly(jit, total, np.frombuffer(mapped, np.float32), 6.0)
+            assert_refused_for_writing_and_read_correctly(kernels, total, np.frombuffer(mapped, np.float32), 6.0)
         finally:
             gc.collect()  # the arrays over the mapping go first
             mapped.close()
@@ -317,37 +319,38 @@ func.func @zero_first(%m: memref<?xf32> {bufferization.writable = false}) {
 @pytest.mark.parametrize("value, type_name", [
     ([1.0, 2.0], "list"), ((1, 2), "tuple"), (3.5, "float"), (np.float32(1), "float32"), (None, "NoneType"),
 ])
-def test_not_an_array(jit, value, type_name):
+def test_not_an_array(kernels, value, type_name):
     hint = "; wrap it in np.asarray(..., dtype=...)" if isinstance(value, (list, tuple)) else ""
     for convert in (get_ranked_memref_descriptor, get_unranked_memref_descriptor):
         with raises_exactly(TypeError, "nparray: expected an array (a numpy.ndarray, or an object with __dlpack__, "
                                        f"__array_interface__ or a buffer), got {type_name}{hint}"):
             convert(value)
     with pytest.raises(TypeError, match=rf"^add\(\): argument 1 {re.escape(EXPECTS_F32)}{type_name} "):
-        jit.add(F32, value, F32.copy())
+        kernels.add(F32, value, F32.copy())
 
 
-def test_object_dtype(jit):
+def test_object_dtype(kernels):
     objects = np.array([object(), 1, "two", None], dtype=object)
     for convert in (get_ranked_memref_descriptor, get_unranked_memref_descriptor):
         with pytest.raises(TypeError, match=r"^nparray: dtype object \('\|O'\) has no MLIR element type; "
                                             r"expected one of .*float32"):
             convert(objects)
     with raises_exactly(TypeError, "add(): argument 1 " + EXPECTS_F32 + "an object ('|O') array of shape (4,)"):
-        jit.add(F32, objects, F32.copy())
+        kernels.add(F32, objects, F32.copy())
 
 
 # --- arrays of other frameworks (docs/interop.md) ---------------------------------------------
 
 
-def test_array_on_a_device_that_is_not_the_host(jit):
+def test_array_on_a_device_that_is_not_the_host(kernels):
     on_gpu = DLPackProducer(np.zeros(4, np.float32), device=(2, 0))  # kDLCUDA
     where = ("on DLPack device kDLCUDA:0; memref arguments must be host (CPU) memory: copy it there first "
              "(tensor.cpu(), jax.device_put(a, jax.devices('cpu')[0]), cupy.asnumpy(a))")
-    with raises_exactly(ValueError, "add(): argument 0 expects memref<?xf32>, got a conftest.DLPackProducer of "
-                                    f"dtype float32, shape (4,) {where}"):
-        jit.add(on_gpu, F32, F32.copy())
-    with raises_exactly(ValueError, f"nparray: got a conftest.DLPackProducer of dtype float32, shape (4,) {where}"):
+    with raises_exactly(ValueError, "add(): argument 0 expects memref<?xf32>, got a "
+                                    f"support.dlpack_producer.DLPackProducer of dtype float32, shape (4,) {where}"):
+        kernels.add(on_gpu, F32, F32.copy())
+    with raises_exactly(ValueError, "nparray: got a support.dlpack_producer.DLPackProducer of dtype float32, "
+                                    f"shape (4,) {where}"):
         get_ranked_memref_descriptor(on_gpu)
     assert on_gpu.capsules == []  # refused before anything was exported
     torch = pytest.importorskip("torch")
@@ -355,68 +358,70 @@ def test_array_on_a_device_that_is_not_the_host(jit):
                                     "torch.float32, shape (4,), device meta, whose __dlpack_device__() names no "
                                     "DLPack device (ValueError: Unknown device type meta for Dlpack); memref "
                                     "arguments must be host (CPU) memory"):
-        jit.add(F32, F32, torch.empty(4, device="meta"))
+        kernels.add(F32, F32, torch.empty(4, device="meta"))
 
 
-def test_read_only_dlpack_export_where_native_code_may_write(jit, total):
+def test_read_only_dlpack_export_where_native_code_may_write(kernels, total):
     a = np.arange(4, dtype=np.float32)
     read_only = DLPackProducer(a, flags=1)  # DLPACK_FLAG_BITMASK_READ_ONLY
-    with raises_exactly(ValueError, "add(): argument 2 expects memref<?xf32>, got a conftest.DLPackProducer of "
-                                    "dtype float32, shape (4,), device kDLCPU:0, exported read-only; the native "
-                                    "code may write into it, so pass a writable copy (np.array(a))"):
-        jit.add(F32, F32, read_only)
+    with raises_exactly(ValueError, "add(): argument 2 expects memref<?xf32>, got a "
+                                    "support.dlpack_producer.DLPackProducer of dtype float32, shape (4,), device "
+                                    "kDLCPU:0, exported read-only; the native code may write into it, so pass a "
+                                    "writable copy (np.array(a))"):
+        kernels.add(F32, F32, read_only)
     assert total(read_only) == 6.0  # a tensor parameter is a read-only use
     gc.collect()
     assert read_only.deleted == len(read_only.capsules) == 2  # each import released, once
 
 
-def test_jax_array_where_native_code_may_write(jit, total):
+def test_jax_array_where_native_code_may_write(kernels, total):
     jnp = pytest.importorskip("jax.numpy")
     a = jnp.arange(4, dtype=jnp.float32)
     with raises_exactly(ValueError, "add(): argument 2 expects memref<?xf32>, got a jax.Array of dtype float32, "
                                     "shape (4,), device cpu:0, immutable; the native code may write into it, so "
                                     "pass a writable copy (np.array(a))"):
-        jit.add(F32, F32, a)
+        kernels.add(F32, F32, a)
     assert total(a) == 6.0  # a tensor parameter is a read-only use
 
 
-def test_dlpack_data_type_without_an_mlir_element_type(jit):
+def test_dlpack_data_type_without_an_mlir_element_type(kernels):
     e8m0 = DLPackProducer(np.zeros(4, np.uint8), dtype=(14, 8, 1))  # kDLFloat8_e8m0fnu
-    with pytest.raises(TypeError, match=r"^add\(\): argument 0 expects memref<\?xf32>, got a conftest.DLPackProducer "
-                                        r"of dtype kDLFloat8_e8m0fnu bits 8, shape \(4,\), device kDLCPU:0: DLPack "
-                                        r"data type kDLFloat8_e8m0fnu bits 8 has no MLIR element type here; "
+    with pytest.raises(TypeError, match=r"^add\(\): argument 0 expects memref<\?xf32>, got a "
+                                        r"support\.dlpack_producer\.DLPackProducer of dtype kDLFloat8_e8m0fnu bits 8, "
+                                        r"shape \(4,\), device kDLCPU:0: DLPack data type kDLFloat8_e8m0fnu bits 8 "
+                                        r"has no MLIR element type here; "
                                         r"supported: kDLInt bits 8 \(i8\), .*kDLBfloat bits 16 \(bf16\)"):
-        jit.add(e8m0, F32, F32.copy())
+        kernels.add(e8m0, F32, F32.copy())
     gc.collect()
     assert e8m0.deleted == 1
 
 
-def test_tensor_its_framework_will_not_export(jit):
+def test_tensor_its_framework_will_not_export(kernels):
     torch = pytest.importorskip("torch")
     with raises_exactly(ValueError, "add(): argument 0 expects memref<?xf32>, got a torch.Tensor of dtype "
                                     "torch.float32, shape (4,), device cpu, which its __dlpack__() would not "
                                     "export: BufferError: Can't export tensors that require gradient, use "
                                     "tensor.detach()"):
-        jit.add(torch.zeros(4, requires_grad=True), F32, F32.copy())
+        kernels.add(torch.zeros(4, requires_grad=True), F32, F32.copy())
     with pytest.raises(ValueError, match="would not export: BufferError: Can't export tensors with the conjugate"):
         get_ranked_memref_descriptor(torch.zeros(4, dtype=torch.complex64).conj())
 
 
-def test_other_frameworks_array_of_the_wrong_dtype_rank_or_layout(jit):
+def test_other_frameworks_array_of_the_wrong_dtype_rank_or_layout(kernels):
     torch = pytest.importorskip("torch")
     with raises_exactly(TypeError, "add(): argument 1 " + EXPECTS_F32 + "a torch.Tensor of dtype torch.float16, "
                                                                         "shape (4,), device cpu"):
-        jit.add(F32, torch.zeros(4, dtype=torch.float16), F32.copy())
+        kernels.add(F32, torch.zeros(4, dtype=torch.float16), F32.copy())
     with raises_exactly(ValueError, "add(): argument 1 " + EXPECTS_F32 + "a torch.Tensor of dtype torch.float32, "
                                                                          "shape (2, 2), device cpu"):
-        jit.add(F32, torch.zeros(2, 2), F32.copy())
+        kernels.add(F32, torch.zeros(2, 2), F32.copy())
     with raises_exactly(ValueError, "add(): argument 2 expects memref<?xf32>, whose identity layout assumes a "
                                     "C-contiguous array, got a torch.Tensor of dtype torch.float32, shape (4,), "
                                     "strides (2,), device cpu; pass a contiguous copy (t.contiguous() for torch), "
                                     "or declare the parameter with a strided layout (strided<[?, ...], offset: ?>)"):
-        jit.add(F32, F32, torch.zeros(8)[::2])
+        kernels.add(F32, F32, torch.zeros(8)[::2])
     every_other = torch.arange(8, dtype=torch.float32)[::2]
-    jit.scale(every_other, 10.0)  # a strided parameter takes the view itself
+    kernels.scale(every_other, 10.0)  # a strided parameter takes the view itself
     assert every_other.tolist() == [0, 20, 40, 60]
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from support.paths import REPO, mlir_input
 
 pytest.importorskip("mlir.execution_engine")
 
@@ -21,8 +22,7 @@ from memref_runtime.bench.inputs import InputError, make_inputs, takes_size  # n
 
 pytestmark = pytest.mark.jit
 
-REPO = Path(__file__).resolve().parent.parent
-BENCH_KERNELS = str(REPO / "mlir_inputs" / "bench_kernels.mlir")
+BENCH_KERNELS = str(mlir_input("bench_kernels.mlir"))
 SIGNATURES = r"""
 func.func @mixed(%a: memref<?x16xf32>, %b: memref<4xi32>, %n: index, %k: i8, %s: f64, %flag: i1,
                  %v: memref<?xf64, strided<[?], offset: ?>>) { return }

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import math
 import statistics
-from pathlib import Path
 
 import numpy as np
 import psutil
@@ -18,10 +17,11 @@ pytest.importorskip("mlir.execution_engine")
 
 from memref_runtime import JitModule, RuntimeVerificationError  # noqa: E402
 from memref_runtime.jit.benchmark_result import BenchmarkResult, format_seconds, median_interval, quantile  # noqa: E402
+from support.paths import mlir_input  # noqa: E402
 
 pytestmark = pytest.mark.jit
 
-BENCH_KERNELS = Path(__file__).resolve().parent.parent / "mlir_inputs" / "bench_kernels.mlir"
+BENCH_KERNELS = mlir_input("bench_kernels.mlir")
 
 KERNELS = r"""
 func.func @count(%c: memref<1xi64>) {
@@ -75,7 +75,8 @@ func.func @scalar(%x: f64) -> f64 {
 
 
 @pytest.fixture(scope="module")
-def jit():
+def kernels():
+    """KERNELS, compiled once for the module: these tests time the benchmark loop, not the code LLVM makes."""
     return JitModule(KERNELS)
 
 
@@ -84,14 +85,14 @@ def bench():
     return JitModule(BENCH_KERNELS)
 
 
-def test_the_loop_calls_the_kernel_number_times_repeats_on_the_same_arrays(jit):
+def test_the_loop_calls_the_kernel_number_times_repeats_on_the_same_arrays(kernels):
     counter = np.zeros(1, np.int64)
-    result = jit.count.benchmark(counter, number=37, repeats=7, warmup=0)
+    result = kernels.count.benchmark(counter, number=37, repeats=7, warmup=0)
     # One probe call from Python, then 7 samples of 37 calls, all on `counter` itself.
     assert counter[0] == 1 + 37 * 7
     assert (result.number, result.repeats, len(result.samples)) == (37, 7, 7)
     counter[0] = 0
-    jit.count.benchmark(counter, number=5, repeats=3, warmup=1e-3)  # warm-up samples of 5 calls too
+    kernels.count.benchmark(counter, number=5, repeats=3, warmup=1e-3)  # warm-up samples of 5 calls too
     assert counter[0] >= 1 + 5 + 15 and (counter[0] - 1) % 5 == 0
 
 
@@ -125,13 +126,13 @@ def test_every_sample_reads_three_clocks_and_the_thread_cpu_time_is_judged(bench
         result.on("cycles")
 
 
-def test_a_sleeping_kernel_takes_wall_time_and_almost_no_cpu_time(jit):
+def test_a_sleeping_kernel_takes_wall_time_and_almost_no_cpu_time(kernels):
     # 2 ms asleep per call: the wall clock counts them, the CPU clocks count what the call ran.
-    result = jit.sleep.benchmark(np.int32(2000), number=3, repeats=3, warmup=0)
+    result = kernels.sleep.benchmark(np.int32(2000), number=3, repeats=3, warmup=0)
     assert result.clock == "thread"
     assert min(result.by_clock["wall"]) >= 2e-3
     assert result.median < 0.5e-3
-    assert jit.sleep.benchmark(np.int32(2000), number=3, repeats=3, warmup=0, clock="wall").median >= 2e-3
+    assert kernels.sleep.benchmark(np.int32(2000), number=3, repeats=3, warmup=0, clock="wall").median >= 2e-3
 
 
 @pytest.mark.parametrize("thread, process, judged", [
@@ -164,25 +165,25 @@ def _rss_growth(call) -> int:
 
 @pytest.mark.serial
 @pytest.mark.parametrize("name", ["fresh", "fresh_unranked"])
-def test_memory_the_results_allocated_is_freed_after_every_call(jit, name):
+def test_memory_the_results_allocated_is_freed_after_every_call(kernels, name):
     # 400 calls of 1 MB written buffers: 400 MB if the loop leaked them (checked by sabotage).
     n = 1 << 18
-    growth = _rss_growth(lambda: getattr(jit, name).benchmark(n, number=100, repeats=4, warmup=0))
+    growth = _rss_growth(lambda: getattr(kernels, name).benchmark(n, number=100, repeats=4, warmup=0))
     assert growth < 50 << 20
 
 
-def test_results_that_are_not_fresh_memory_are_not_freed(jit):
+def test_results_that_are_not_fresh_memory_are_not_freed(kernels):
     a = np.arange(8, dtype=np.float32)
-    jit.view.benchmark(a, number=1000, repeats=3, warmup=0)  # a free() of `a` would crash or corrupt
+    kernels.view.benchmark(a, number=1000, repeats=3, warmup=0)  # a free() of `a` would crash or corrupt
     assert np.array_equal(a, np.arange(8, dtype=np.float32))
-    table = getattr(jit, "global")  # `global` is a Python keyword
+    table = getattr(kernels, "global")  # `global` is a Python keyword
     table.benchmark(number=1000, repeats=3, warmup=0)  # free() of a global's 0xDEADBEEF would crash
     assert np.array_equal(table(), [1, 2, 3, 4])
-    jit.twice.benchmark(16, number=1000, repeats=3, warmup=0)  # a double free would abort
+    kernels.twice.benchmark(16, number=1000, repeats=3, warmup=0)  # a double free would abort
 
 
-def test_scalar_results_and_arguments(jit):
-    result = jit.scalar.benchmark(3.0, repeats=3, min_time=0.005)
+def test_scalar_results_and_arguments(kernels):
+    result = kernels.scalar.benchmark(3.0, repeats=3, min_time=0.005)
     assert result.median > 0
 
 

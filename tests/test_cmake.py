@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MLIR_CORE
+from support.build_tree import MLIR_CORE
+from support.paths import REPO
 
-REPO = Path(__file__).resolve().parent.parent
 CMAKE = shutil.which("cmake")
 MLIR_DIR = Path(os.environ.get("MEMREF_RUNTIME_TEST_MLIR_DIR", "/usr/lib/llvm-22/lib/cmake/mlir"))
 

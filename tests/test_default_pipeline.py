@@ -1,4 +1,4 @@
-"""The default pipeline on ordinary tensor and linalg code: each kernel of tests/tensor_corpus.py
+"""The default pipeline on ordinary tensor and linalg code: each kernel of tests/support/tensor_corpus.py
 is compiled by JitModule with no options and checked against NumPy with check_close; what
 needs the runner-utils libraries, and what MLIR 22 cannot lower, fails with a clear error."""
 
@@ -13,11 +13,11 @@ import pytest
 
 pytest.importorskip("mlir.execution_engine")
 
-from conftest import MIN_MLIR_FOR_I1_MEMREF, MLIR_MAJOR  # noqa: E402
 from memref_runtime import JitModule, LoweringError  # noqa: E402
 from memref_runtime.jit.runner_utils import runner_utils_libraries  # noqa: E402
 from memref_runtime.testing import check_close  # noqa: E402
-from tensor_corpus import KERNELS  # noqa: E402
+from support.engine import MIN_MLIR_FOR_I1_MEMREF, MLIR_MAJOR  # noqa: E402
+from support.tensor_corpus import KERNELS  # noqa: E402
 
 pytestmark = pytest.mark.jit
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,10 +17,10 @@ from hypothesis import strategies as st  # noqa: E402
 from memref_runtime import JitModule  # noqa: E402
 from memref_runtime.differential import DifferentialError, check_against  # noqa: E402
 from memref_runtime.testing.differential_inputs import make_plans  # noqa: E402
+from support.paths import REPO, mlir_input  # noqa: E402
 
 pytestmark = pytest.mark.jit
 
-INPUTS = Path(__file__).resolve().parent.parent / "mlir_inputs"
 STRIDED = "memref<?x?xf32, strided<[?, ?], offset: ?>>"
 
 
@@ -31,7 +30,7 @@ def add_reference(a, b, out):
 
 @pytest.fixture(scope="module")
 def adds():
-    return JitModule(INPUTS / "differential_add.mlir")
+    return JitModule(mlir_input("differential_add.mlir"))
 
 
 # --- the acceptance kernels ----------------------------------------------------------------
@@ -258,7 +257,7 @@ def test_missing_hypothesis_is_a_clear_import_error(adds, monkeypatch):
 
 def test_seed_dynamic_adds(adds):
     """lit_tests/dynamic_add.py's kernels, over every size rather than three."""
-    source = (Path(__file__).resolve().parent.parent / "lit_tests" / "dynamic_add.py").read_text()
+    source = (REPO / "lit_tests" / "dynamic_add.py").read_text()
     jit = JitModule(source.split('r"""', 1)[1].split('"""', 1)[0])
     check_against(jit.add_dynamic, add_reference, max_examples=50)
     check_against(jit.add_dynamic_static, add_reference, max_examples=20)
@@ -266,7 +265,7 @@ def test_seed_dynamic_adds(adds):
 
 def test_seed_fill_through_strided_views():
     """lit_tests/strided_views_write.py's @fill: view[i, j] = 10 * i + j + 1, on drawn views."""
-    source = (Path(__file__).resolve().parent.parent / "lit_tests" / "strided_views_write.py").read_text()
+    source = (REPO / "lit_tests" / "strided_views_write.py").read_text()
     jit = JitModule(source.split('r"""', 1)[1].split('"""', 1)[0])
 
     def fill(view):

@@ -7,22 +7,19 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-from conftest import make_lit_suite
+from support.lit_suites import make_lit_suite
 from memref_runtime.process import failure_report
 from memref_runtime.process import report as process_report
+from support.paths import LIT, REPO
 
-REPO = Path(__file__).resolve().parent.parent
 RUNTIME = REPO / "runtime"
 SITE = RUNTIME / "memref_runtime" / "process" / "_site"
-LIT = shutil.which("lit", path=os.path.dirname(sys.executable)) or shutil.which("lit")
 HAVE_MLIR = importlib.util.find_spec(os.environ.get("MEMREF_RUNTIME_BINDINGS") or "mlir") is not None
 
 UPSTREAM_STYLE_CRASH = """# RUN: {run} %s | FileCheck %s

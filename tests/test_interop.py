@@ -1,5 +1,5 @@
 """Arrays from any framework, without one installed: DLPack producers built by hand from
-dlpack.h (tests/conftest.py's DLPackProducer), NumPy's own `__dlpack__`, the array interface and
+dlpack.h (tests/support/dlpack_producer.py), NumPy's own `__dlpack__`, the array interface and
 buffers in; MemRefArray's DLPack export out. Zero-copy, every element type, the deleter called
 exactly once. The torch and JAX cases are tests/test_interop_torch.py and test_interop_jax.py."""
 
@@ -13,7 +13,10 @@ import pickle
 import numpy as np
 import pytest
 
-from conftest import DLPackProducer, address_of, capsule_name, sample_values, supported_element_types
+from support.arrays import address_of, sample_values, supported_element_types
+from support.dlpack_producer import DLPackProducer, capsule_name
+from support.engine import HAVE_JIT
+from support.paths import mlir_input
 from memref_runtime import dlpack as dl
 from memref_runtime import interop
 from memref_runtime.conversion import MemRefArray, view_memref
@@ -147,8 +150,9 @@ def test_a_legacy_producer_gets_the_call_without_max_version():
 
 def test_another_dlpack_major_version_is_refused_and_released():
     producer = DLPackProducer(np.arange(3.0), major=2)
-    with pytest.raises(ValueError, match=r"^x: got a conftest.DLPackProducer of dtype float64, shape \(3,\), device "
-                                         r"kDLCPU:0: DLPack 2\.0 tensor: this runtime reads DLPack 1\.x"):
+    with pytest.raises(ValueError, match=r"^x: got a support\.dlpack_producer\.DLPackProducer of dtype float64, "
+                                         r"shape \(3,\), device kDLCPU:0: DLPack 2\.0 tensor: this runtime reads "
+                                         r"DLPack 1\.x"):
         interop.as_ndarray(producer, "x")
     gc.collect()
     assert producer.deleted == 1  # "the consumer must call the deleter", dlpack.h says
@@ -164,8 +168,9 @@ def test_a_vector_data_type_is_refused_and_released():
 
 def test_a_device_that_is_not_the_host_is_refused_before_any_export():
     producer = DLPackProducer(np.arange(3.0), device=(2, 1))  # kDLCUDA, device 1
-    with pytest.raises(ValueError, match=r"^x: got a conftest.DLPackProducer of dtype float64, shape \(3,\) on DLPack device kDLCUDA:1; memref "
-                                         r"arguments must be host \(CPU\) memory"):
+    with pytest.raises(ValueError, match=r"^x: got a support\.dlpack_producer\.DLPackProducer of dtype float64, "
+                                         r"shape \(3,\) on DLPack device kDLCUDA:1; memref arguments must be host "
+                                         r"\(CPU\) memory"):
         get_ranked_memref_descriptor(producer, argument="x")
     assert producer.capsules == []
     pinned = DLPackProducer(np.arange(3.0), device=(3, 0))  # kDLCUDAHost: host memory
@@ -296,29 +301,17 @@ def test_read_only_and_negative_strides_leave_as_copies():
 
 # --- typed calls (no framework needed: a producer of our own) -------------------------------------
 
-KERNELS = r"""
+# @total(a): the sum of an f64 memref (shared with tests/test_memory.py); @same(a): a itself.
+KERNELS = mlir_input("sum_f64.mlir").read_text() + r"""
 func.func @same(%a: memref<?xf64>) -> memref<?xf64> {
   return %a : memref<?xf64>
-}
-func.func @total(%a: memref<?xf64>) -> f64 {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %zero = arith.constant 0.0 : f64
-  %n = memref.dim %a, %c0 : memref<?xf64>
-  %s = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> f64 {
-    %x = memref.load %a[%i] : memref<?xf64>
-    %y = arith.addf %acc, %x : f64
-    scf.yield %y : f64
-  }
-  return %s : f64
 }
 """
 
 
 @pytest.fixture(scope="module")
-def jit():
-    from conftest import HAVE_JIT
-
+def kernels():
+    """KERNELS, compiled once for the module: what is checked is how long a DLPack import lives."""
     if not HAVE_JIT:
         pytest.skip("no MLIR Python bindings with an ExecutionEngine")
     from memref_runtime import JitModule
@@ -327,12 +320,12 @@ def jit():
 
 
 @pytest.mark.jit
-def test_a_typed_call_keeps_a_dlpack_import_until_it_returns_and_a_bound_call_longer(jit):
+def test_a_typed_call_keeps_a_dlpack_import_until_it_returns_and_a_bound_call_longer(kernels):
     producer = DLPackProducer(np.arange(5.0))
-    assert jit.total(producer) == 10.0
+    assert kernels.total(producer) == 10.0
     gc.collect()
     assert producer.deleted == 1
-    bound = jit.total.bind(producer)
+    bound = kernels.total.bind(producer)
     gc.collect()
     assert producer.deleted == 1  # the bound call's frame holds the import
     assert bound() == 10.0 and bound() == 10.0
@@ -342,9 +335,9 @@ def test_a_typed_call_keeps_a_dlpack_import_until_it_returns_and_a_bound_call_lo
 
 
 @pytest.mark.jit
-def test_a_result_viewing_a_dlpack_input_keeps_the_import(jit):
+def test_a_result_viewing_a_dlpack_input_keeps_the_import(kernels):
     producer = DLPackProducer(np.arange(5.0))
-    r = jit.same(producer)
+    r = kernels.same(producer)
     assert address_of(r) == address_of(producer.array)
     gc.collect()
     assert producer.deleted == 1  # the call's own import went with its frame ...
@@ -354,10 +347,10 @@ def test_a_result_viewing_a_dlpack_input_keeps_the_import(jit):
 
 
 @pytest.mark.jit
-def test_results_passed_back_in_are_memref_arrays_on_the_fast_path(jit):
-    r = jit.same(np.arange(4.0))
+def test_results_passed_back_in_are_memref_arrays_on_the_fast_path(kernels):
+    r = kernels.same(np.arange(4.0))
     assert type(r) is MemRefArray
-    assert jit.total(r) == 6.0 and jit.total(r[1:]) == 6.0
+    assert kernels.total(r) == 6.0 and kernels.total(r[1:]) == 6.0
     assert get_ranked_memref_descriptor(r).allocated == address_of(r)
 
 

@@ -17,9 +17,10 @@ import jax.numpy as jnp  # noqa: E402
 jax.config.update("jax_enable_x64", True)  # float64 and int64 arrays stay what they are
 ml_dtypes = pytest.importorskip("ml_dtypes")
 
-from conftest import HAVE_JIT, address_of  # noqa: E402
 from memref_runtime.np_to_memref import get_ranked_memref_descriptor, ranked_memref_to_numpy  # noqa: E402
 from memref_runtime.testing import check_against  # noqa: E402
+from support.arrays import address_of  # noqa: E402
+from support.engine import HAVE_JIT  # noqa: E402
 
 pytestmark = pytest.mark.jit
 
@@ -64,7 +65,8 @@ def name(element: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def jit():
+def kernels():
+    """The probes and copies of every element type, compiled once for the module (a large module)."""
     if not HAVE_JIT:
         pytest.skip("no MLIR Python bindings with an ExecutionEngine")
     from memref_runtime import JitModule
@@ -86,10 +88,10 @@ def arrays(dtype: np.dtype) -> dict:
 
 
 @pytest.mark.parametrize("element", DTYPES)
-def test_typed_calls_receive_the_jax_buffer_itself(jit, element):
+def test_typed_calls_receive_the_jax_buffer_itself(kernels, element):
     for label, a in arrays(DTYPES[element]).items():
         SEEN.clear()
-        jit.call(f"probe_{name(element)}", a)
+        kernels.call(f"probe_{name(element)}", a)
         address, shape, values = SEEN[0]
         assert shape == a.shape, label
         if a.size:
@@ -104,20 +106,20 @@ def test_typed_calls_receive_the_jax_buffer_itself(jit, element):
 
 
 @pytest.mark.parametrize("element", DTYPES)
-def test_typed_calls_compute_what_they_compute_on_numpy(jit, element):
+def test_typed_calls_compute_what_they_compute_on_numpy(kernels, element):
     for label, a in arrays(DTYPES[element]).items():
         if a.ndim != 2:
             continue
         from_jax, from_numpy = np.zeros(a.shape, DTYPES[element]), np.zeros(a.shape, DTYPES[element])
-        jit.call(f"copy_{name(element)}", a, from_jax)
-        jit.call(f"copy_{name(element)}", np.asarray(a), from_numpy)
+        kernels.call(f"copy_{name(element)}", a, from_jax)
+        kernels.call(f"copy_{name(element)}", np.asarray(a), from_numpy)
         np.testing.assert_array_equal(from_jax, from_numpy, err_msg=label)
         np.testing.assert_array_equal(from_jax, np.asarray(a), err_msg=label)
     x = jnp.arange(6.0, dtype=jnp.float32).reshape(2, 3)
-    np.testing.assert_array_equal(jit.twice(x), jit.twice(np.asarray(x)))
+    np.testing.assert_array_equal(kernels.twice(x), kernels.twice(np.asarray(x)))
 
 
-def test_a_memref_outlives_its_jax_array(jit):
+def test_a_memref_outlives_its_jax_array(kernels):
     a = jnp.arange(1000.0, dtype=jnp.float32)
     desc = get_ranked_memref_descriptor(a)
     del a
@@ -127,7 +129,7 @@ def test_a_memref_outlives_its_jax_array(jit):
     del churn
 
 
-def test_a_result_leaves_for_jax_zero_copy_and_outlives_the_module(jit):
+def test_a_result_leaves_for_jax_zero_copy_and_outlives_the_module(kernels):
     from memref_runtime import JitModule
 
     module = JitModule(RESULTS)
@@ -146,7 +148,7 @@ def test_a_result_leaves_for_jax_zero_copy_and_outlives_the_module(jit):
     assert owner() is None
 
 
-def test_bf16_callback_views_leave_for_jax(jit):
+def test_bf16_callback_views_leave_for_jax(kernels):
     from memref_runtime import JitModule
 
     module = JitModule(KERNELS.format(n="bf16", T="bf16"))
@@ -160,17 +162,17 @@ def test_bf16_callback_views_leave_for_jax(jit):
     assert got[0].tolist() == [0, 1, 2, 3]
 
 
-def test_check_against_a_jax_reference(jit):
+def test_check_against_a_jax_reference(kernels):
     def reference(t, out):
         assert isinstance(t, jax.Array)
         return t  # JAX arrays are immutable: the new value of `out`, argument 1
 
-    summary = check_against(jit.copy_f32, reference, outputs=[1], max_examples=30, reference_framework="jax")
+    summary = check_against(kernels.copy_f32, reference, outputs=[1], max_examples=30, reference_framework="jax")
     assert summary.examples == 30
 
     def twice(t):
         return t + t
 
-    assert check_against(jit.twice, twice, max_examples=20, reference_framework="jax").examples == 20
+    assert check_against(kernels.twice, twice, max_examples=20, reference_framework="jax").examples == 20
     with pytest.raises(AssertionError, match="differ"):
-        check_against(jit.twice, lambda t: t * 3, max_examples=20, reference_framework="jax")
+        check_against(kernels.twice, lambda t: t * 3, max_examples=20, reference_framework="jax")

@@ -21,7 +21,8 @@ ml_dtypes = pytest.importorskip("ml_dtypes")
 
 from hypothesis import given, strategies as st  # noqa: E402
 
-from conftest import HAVE_JIT, address_of  # noqa: E402
+from support.arrays import address_of  # noqa: E402
+from support.engine import HAVE_JIT  # noqa: E402
 from memref_runtime import dlpack as dl  # noqa: E402
 from memref_runtime.np_to_memref import get_ranked_memref_descriptor, ranked_memref_to_numpy  # noqa: E402
 from memref_runtime.testing import check_against, check_close  # noqa: E402
@@ -118,7 +119,8 @@ def name(element: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def jit():
+def kernels():
+    """The probes, copies and doublings of every element type, compiled once for the module (a large module)."""
     if not HAVE_JIT:
         pytest.skip("no MLIR Python bindings with an ExecutionEngine")
     from memref_runtime import JitModule
@@ -185,30 +187,30 @@ def assert_received(seen, t: "torch.Tensor", dtype: np.dtype):
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=IDS)
 @pytest.mark.parametrize("route", [lambda t: t, OnlyDLPack], ids=["tensor", "dlpack"])
-def test_typed_calls_receive_the_tensor_itself(jit, dtype, route):
+def test_typed_calls_receive_the_tensor_itself(kernels, dtype, route):
     element, np_dtype = DTYPES[dtype]
     for label, t in layouts(dtype).items():
         SEEN.clear()
-        jit.call(f"probe_{name(element)}", route(t))
+        kernels.call(f"probe_{name(element)}", route(t))
         assert len(SEEN) == 1, label
         assert_received(SEEN[0], t, np_dtype)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=IDS)
 @pytest.mark.parametrize("route", [lambda t: t, OnlyDLPack], ids=["tensor", "dlpack"])
-def test_typed_calls_compute_what_they_compute_on_numpy(jit, dtype, route):
+def test_typed_calls_compute_what_they_compute_on_numpy(kernels, dtype, route):
     element, np_dtype = DTYPES[dtype]
-    kernels = [f"copy_{name(element)}"] + ([f"twice_{name(element)}"] if element in ADD else [])
+    names = [f"copy_{name(element)}"] + ([f"twice_{name(element)}"] if element in ADD else [])
     for label, t in layouts(dtype).items():
         if t.dim() not in (0, 2):
             continue
-        for kernel in kernels if t.dim() == 2 else [f"copy0_{name(element)}"]:
+        for kernel in names if t.dim() == 2 else [f"copy0_{name(element)}"]:
             if kernel.startswith("twice") and t.dim() == 0:
                 continue
             out_t = torch.zeros(t.shape, dtype=dtype)
             out_np = np.zeros(t.shape, np_dtype)
-            jit.call(kernel, route(t), route(out_t))
-            jit.call(kernel, as_numpy(t), out_np)
+            kernels.call(kernel, route(t), route(out_t))
+            kernels.call(kernel, as_numpy(t), out_np)
             np.testing.assert_array_equal(as_numpy(out_t), out_np, err_msg=f"{kernel}, {label}")
             expected = t if kernel.startswith("copy") else t + t
             assert torch.equal(out_t, expected.contiguous()), f"{kernel}, {label}"
@@ -239,12 +241,12 @@ def torch_layouts(draw, dtype):
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=IDS)
 @given(data=st.data())
-def test_any_torch_layout_arrives_as_itself(jit, dtype, data):
+def test_any_torch_layout_arrives_as_itself(kernels, dtype, data):
     element, np_dtype = DTYPES[dtype]
     t = data.draw(torch_layouts(dtype))
     for route in (lambda x: x, OnlyDLPack):
         SEEN.clear()
-        jit.call(f"probe_{name(element)}", route(t))
+        kernels.call(f"probe_{name(element)}", route(t))
         assert_received(SEEN[0], t, np_dtype)
         desc = get_ranked_memref_descriptor(route(t))
         np.testing.assert_array_equal(ranked_memref_to_numpy(desc), as_numpy(t))
@@ -252,21 +254,21 @@ def test_any_torch_layout_arrives_as_itself(jit, dtype, data):
             assert desc.allocated == t.data_ptr()
 
 
-def test_bind_keeps_the_tensors_and_reads_their_current_values(jit):
+def test_bind_keeps_the_tensors_and_reads_their_current_values(kernels):
     a = torch.arange(6, dtype=torch.float32).reshape(2, 3)
     out = torch.zeros(2, 3)
-    bound = jit.twice_f32.bind(a.T.contiguous().T, out)  # a temporary: only the bound call keeps it
+    bound = kernels.twice_f32.bind(a.T.contiguous().T, out)  # a temporary: only the bound call keeps it
     gc.collect()
     bound()
     assert torch.equal(out, 2 * a)
-    twice_b = jit.twice_bf16.bind(OnlyDLPack(a.to(torch.bfloat16)), OnlyDLPack(out_b := torch.zeros(2, 3,
+    twice_b = kernels.twice_bf16.bind(OnlyDLPack(a.to(torch.bfloat16)), OnlyDLPack(out_b := torch.zeros(2, 3,
                                                                                                    dtype=torch.bfloat16)))
     gc.collect()
     twice_b()
     assert torch.equal(out_b, 2 * a.to(torch.bfloat16))
 
 
-def test_a_memref_outlives_its_producer(jit):
+def test_a_memref_outlives_its_producer(kernels):
     t = torch.arange(1000, dtype=torch.float64)
     alive = weakref.ref(t)
     desc = get_ranked_memref_descriptor(OnlyDLPack(t))
@@ -281,9 +283,9 @@ def test_a_memref_outlives_its_producer(jit):
 
 
 @pytest.mark.parametrize("route", [lambda t: t, OnlyDLPack], ids=["tensor", "dlpack"])
-def test_a_result_viewing_a_torch_input_keeps_its_memory(jit, route):
+def test_a_result_viewing_a_torch_input_keeps_its_memory(kernels, route):
     t = torch.arange(1000, dtype=torch.float32)
-    r = jit.same(route(t))
+    r = kernels.same(route(t))
     assert address_of(r) == t.data_ptr()
     del t
     gc.collect()
@@ -292,7 +294,7 @@ def test_a_result_viewing_a_torch_input_keeps_its_memory(jit, route):
     del churn
 
 
-def test_a_bf16_result_converted_by_torch_outlives_the_jit_module_and_the_result(jit):
+def test_a_bf16_result_converted_by_torch_outlives_the_jit_module_and_the_result(kernels):
     from memref_runtime import JitModule
 
     module = JitModule(RESULTS)
@@ -310,16 +312,16 @@ def test_a_bf16_result_converted_by_torch_outlives_the_jit_module_and_the_result
     assert owner() is None  # torch called our deleter: the memory is freed
 
 
-def test_a_constant_global_leaves_as_a_copy(jit):
-    r = jit.constants()
+def test_a_constant_global_leaves_as_a_copy(kernels):
+    r = kernels.constants()
     t = torch.from_dlpack(r)  # torch would ignore DLPack's read-only flag: it gets a copy
     assert t.data_ptr() != address_of(r)
     t.add_(1)  # into the copy; into the global's read-only memory this would kill the process
-    np.testing.assert_array_equal(jit.constants().astype(np.float32), [1.5, 2.5, 3.5])
+    np.testing.assert_array_equal(kernels.constants().astype(np.float32), [1.5, 2.5, 3.5])
     assert t.tolist() == [2.5, 3.5, 4.5]
 
 
-def test_callback_views_leave_for_torch(jit):
+def test_callback_views_leave_for_torch(kernels):
     from memref_runtime import JitModule
 
     module = JitModule(PROBE.format(n="bf16", T="bf16"))
@@ -329,18 +331,18 @@ def test_callback_views_leave_for_torch(jit):
     assert torch.equal(got[0], torch.arange(4, dtype=torch.bfloat16))
 
 
-def test_results_and_tensors_compare_with_check_close(jit):
-    check_close("bf16", torch.arange(3, dtype=torch.bfloat16), jit.iota(3))
+def test_results_and_tensors_compare_with_check_close(kernels):
+    check_close("bf16", torch.arange(3, dtype=torch.bfloat16), kernels.iota(3))
     with pytest.raises(AssertionError, match="1 of 3 elements differ"):
-        check_close("bf16", torch.tensor([0.0, 1.0, 5.0], dtype=torch.bfloat16), jit.iota(3))
+        check_close("bf16", torch.tensor([0.0, 1.0, 5.0], dtype=torch.bfloat16), kernels.iota(3))
 
 
-def test_check_against_a_torch_reference(jit):
+def test_check_against_a_torch_reference(kernels):
     def reference(a, out):
         assert isinstance(a, torch.Tensor) and isinstance(out, torch.Tensor)
         out.copy_(a + a)  # through the memory it shares with the arrays compared
 
-    for kernel in (jit.twice_f32, jit.twice_bf16, jit.twice_complex_f32):
+    for kernel in (kernels.twice_f32, kernels.twice_bf16, kernels.twice_complex_f32):
         summary = check_against(kernel, reference, outputs=[1], max_examples=30, reference_framework="torch")
         assert summary.examples == 30 and summary.layouts["negative stride"]  # copies, written back
 
@@ -348,35 +350,35 @@ def test_check_against_a_torch_reference(jit):
         out.copy_(a + a + (a.numel() > 2))
 
     with pytest.raises(AssertionError, match="differ"):
-        check_against(jit.twice_f32, wrong, outputs=[1], max_examples=30, reference_framework="torch")
+        check_against(kernels.twice_f32, wrong, outputs=[1], max_examples=30, reference_framework="torch")
 
 
-def test_a_writing_kernel_writes_into_the_tensor(jit):
+def test_a_writing_kernel_writes_into_the_tensor(kernels):
     t = torch.arange(4, dtype=torch.float32)
-    jit.scale(t, 3.0)
+    kernels.scale(t, 3.0)
     assert t.tolist() == [0.0, 3.0, 6.0, 9.0]
     before = dl.exported_count()
-    jit.scale(OnlyDLPack(t), 0.5)
+    kernels.scale(OnlyDLPack(t), 0.5)
     assert t.tolist() == [0.0, 1.5, 3.0, 4.5] and dl.exported_count() == before
 
 
-def test_a_tensor_with_the_negative_bit_is_refused_not_read_unnegated(jit):
+def test_a_tensor_with_the_negative_bit_is_refused_not_read_unnegated(kernels):
     # torch's own __dlpack__ exports such a tensor's memory as it is: its values un-negated.
     c = torch.tensor([1 + 2j, 3 - 1j], dtype=torch.complex64)
     for lazy in (c.conj().imag, torch._neg_view(torch.arange(2, dtype=torch.float32))):
         assert lazy.is_neg()
         with pytest.raises(ValueError, match=r"scale\(\): argument 0 expects .*negative bit set.*resolve_neg\(\)"):
-            jit.scale(lazy, 1.0)
+            kernels.scale(lazy, 1.0)
         with pytest.raises(ValueError, match="negative bit set"):
             get_ranked_memref_descriptor(lazy)
         with pytest.raises(ValueError, match="negative bit set"):
             check_close("lazy", lazy, lazy.resolve_neg())
     resolved = c.conj().imag.resolve_neg()
-    jit.scale(resolved, 2.0)
+    kernels.scale(resolved, 2.0)
     assert resolved.tolist() == [-4.0, 2.0]
 
 
-def test_the_contiguous_tensor_shortcut_takes_only_what_tensor_numpy_would_view(jit):
+def test_the_contiguous_tensor_shortcut_takes_only_what_tensor_numpy_would_view(kernels):
     from memref_runtime.interop import torch_quick
 
     quick = torch_quick(np.dtype(np.float32))
@@ -391,17 +393,17 @@ def test_the_contiguous_tensor_shortcut_takes_only_what_tensor_numpy_would_view(
     assert torch_quick(np.dtype(np.complex64))(torch.zeros(2, dtype=torch.complex64).conj()) is None
     # What it declines goes the general route: the same results and errors as before.
     p = declined["a subclass"]
-    jit.scale(p, 2.0)
+    kernels.scale(p, 2.0)
     assert p.tolist() == [0.0, 2.0, 4.0, 6.0]
     for case, error, text in [("requires grad", ValueError, "require gradient"), ("sparse", ValueError, "layout"),
                               ("meta", ValueError, "device meta"), ("float64", TypeError, "torch.float64")]:
         with pytest.raises(error, match=rf"scale\(\): argument 0 expects memref<\?xf32>.*{text}"):
-            jit.scale(declined[case], 2.0)
+            kernels.scale(declined[case], 2.0)
     # What it takes is still checked against the parameter: rank, static sizes.
     with pytest.raises(ValueError, match=r"scale\(\): argument 0 expects memref<\?xf32> .*shape \(2, 2\)"):
-        jit.scale(torch.zeros(2, 2), 2.0)
+        kernels.scale(torch.zeros(2, 2), 2.0)
     with pytest.raises(ValueError, match=r"copy0_f32\(\): argument 1 expects memref<f32> .*shape \(1,\)"):
-        jit.copy0_f32(torch.zeros(()), torch.zeros(1))
+        kernels.copy0_f32(torch.zeros(()), torch.zeros(1))
     from memref_runtime import JitModule
 
     four = JitModule("func.func @four(%a: memref<4xf32>) {\n  return\n}\n")

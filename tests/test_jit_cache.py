@@ -14,23 +14,11 @@ pytest.importorskip("mlir.execution_engine")
 
 from memref_runtime import JitModule
 from memref_runtime.jit import cache as jit_cache  # noqa: E402
+from support.paths import mlir_input  # noqa: E402
 
 pytestmark = pytest.mark.jit
 
-ADD = r"""
-func.func @add(%a: memref<?xf32>, %b: memref<?xf32>, %out: memref<?xf32>) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %n = memref.dim %a, %c0 : memref<?xf32>
-  scf.for %i = %c0 to %n step %c1 {
-    %x = memref.load %a[%i] : memref<?xf32>
-    %y = memref.load %b[%i] : memref<?xf32>
-    %s = arith.addf %x, %y : f32
-    memref.store %s, %out[%i] : memref<?xf32>
-  }
-  return
-}
-"""
+ADD = mlir_input("add3.mlir").read_text()  # @add3: c = a + b over memref<?xf32>
 SUB = ADD.replace("arith.addf", "arith.subf")
 TABLE = r"""
 memref.global "private" constant @values : memref<4xf32> = dense<[1.0, 2.0, 3.0, 4.0]>
@@ -83,7 +71,7 @@ def empty_cache(monkeypatch):
 def add(jit):
     a, b = np.arange(5, dtype=np.float32), np.full(5, 10, np.float32)
     out = np.zeros(5, np.float32)
-    jit.add(a, b, out)
+    jit.add3(a, b, out)
     return out
 
 

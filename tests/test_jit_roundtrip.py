@@ -7,15 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import (
-    MIN_MLIR_FOR_I1_MEMREF,
-    MLIR_MAJOR,
-    compile_mlir,
-    memref_arg,
-    run_python,
-    sample_values,
-    supported_element_types,
-)
+from support.arrays import sample_values, supported_element_types
+from support.engine import MIN_MLIR_FOR_I1_MEMREF, MLIR_MAJOR, compile_mlir, memref_arg
+from support.subprocesses import run_python
 from memref_runtime.np_to_memref import (
     UnrankedMemRefDescriptor,
     get_ranked_memref_descriptor,
@@ -226,7 +220,7 @@ def test_i1_load_store_lowering_aborts_before_mlir_23():
         pytest.skip("MLIR version unknown")
     result = run_python(I1_SCRIPT.format(tests=str(Path(__file__).parent)))
     if result.returncode == 0:
-        pytest.fail(f"i1 memref kernels work with MLIR {MLIR_MAJOR}: lower MIN_MLIR_FOR_I1_MEMREF in conftest.py")
+        pytest.fail(f"i1 memref kernels work with MLIR {MLIR_MAJOR}: lower MIN_MLIR_FOR_I1_MEMREF in support/engine.py")
     assert "getWidth() >= 8" in result.stderr, result.stderr
 
 

@@ -5,21 +5,18 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from memref_runtime.lit import discovery
 from memref_runtime.lit.parameters import PARAMETERS
+from support.paths import LIT, REPO
 
 pytestmark = pytest.mark.harness
 
-REPO = Path(__file__).resolve().parent.parent
-LIT = shutil.which("lit", path=os.path.dirname(sys.executable)) or shutil.which("lit")
 needs_lit = pytest.mark.skipif(LIT is None, reason="lit is not installed")
 
 # A test that prints what a substitution expands to, checked against what the suite should give.

@@ -6,16 +6,13 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import make_lit_suite
-
-REPO = Path(__file__).resolve().parent.parent
-LIT = shutil.which("lit", path=os.path.dirname(sys.executable)) or shutil.which("lit")
+from support.lit_suites import make_lit_suite
+from support.paths import LIT
 
 pytestmark = [pytest.mark.harness, pytest.mark.skipif(LIT is None, reason="lit is not installed")]
 

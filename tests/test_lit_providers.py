@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MLIR_CORE, MLIR_TOOLS
-from test_lit_harness import LIT, REPO
+from support.build_tree import MLIR_CORE, MLIR_TOOLS
+from support.paths import LIT, REPO
 
 pytestmark = pytest.mark.skipif(LIT is None, reason="lit is not installed")
 

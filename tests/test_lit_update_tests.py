@@ -3,19 +3,14 @@ suite (lit.cfg.py copied, runtime/ symlinked): a stale test is fixed, a crashing
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import make_lit_suite
-
-REPO = Path(__file__).resolve().parent.parent
-LIT = shutil.which("lit", path=os.path.dirname(sys.executable)) or shutil.which("lit")
+from support.lit_suites import make_lit_suite
+from support.paths import LIT
 
 pytestmark = [pytest.mark.harness, pytest.mark.skipif(LIT is None, reason="lit is not installed")]
 

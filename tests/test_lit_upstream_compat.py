@@ -5,17 +5,14 @@ FILECHECK_OPTS, upstream-style lit.local.cfg files and helper folders."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import make_lit_suite
+from support.lit_suites import make_lit_suite
+from support.paths import LIT, REPO
 
-REPO = Path(__file__).resolve().parent.parent
-LIT = shutil.which("lit", path=os.path.dirname(sys.executable)) or shutil.which("lit")
 DEBIAN_MLIR_OPT = Path("/usr/lib/llvm-22/bin/mlir-opt")
 
 pytestmark = pytest.mark.skipif(LIT is None, reason="lit is not installed")

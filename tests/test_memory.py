@@ -9,7 +9,10 @@ import weakref
 import numpy as np
 import pytest
 
-from conftest import address_of, compile_mlir, memref_arg, run_python
+from support.arrays import address_of
+from support.engine import compile_mlir, memref_arg
+from support.paths import mlir_input
+from support.subprocesses import run_python
 from memref_runtime.np_to_memref import (
     get_ranked_memref_descriptor,
     get_unranked_memref_descriptor,
@@ -21,26 +24,8 @@ from memref_runtime.np_to_memref import (
 # The RSS measurements of other processes (rss_growth runs a script of its own) and the lifetime
 # tests need no isolation; the one that reads this process's RSS runs alone (serial).
 
-SUM_F64 = r"""
-func.func @sum(%a: memref<?xf64>, %out: memref<f64>) attributes { llvm.emit_c_interface } {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %zero = arith.constant 0.0 : f64
-  %n = memref.dim %a, %c0 : memref<?xf64>
-  %s = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> f64 {
-    %x = memref.load %a[%i] : memref<?xf64>
-    %y = arith.addf %acc, %x : f64
-    scf.yield %y : f64
-  }
-  memref.store %s, %out[] : memref<f64>
-  return
-}
-func.func @sum_unranked(%a: memref<*xf64>, %out: memref<f64>) attributes { llvm.emit_c_interface } {
-  %r = memref.cast %a : memref<*xf64> to memref<?xf64>
-  call @sum(%r, %out) : (memref<?xf64>, memref<f64>) -> ()
-  return
-}
-"""
+# @sum(a, out) and @sum_unranked(a, out): out[] = the sum of a, an f64 memref.
+SUM_F64 = mlir_input("sum_f64.mlir").read_text()
 
 N = 10**7
 # 0 + 1 + ... + (N - 1): every partial sum is an integer below 2**53, so exact in f64.

@@ -4,15 +4,12 @@ level reaches the compiled code; the results stay the same at every level."""
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from support.paths import LIT, REPO
 
 pytest.importorskip("mlir.execution_engine")
 
@@ -22,8 +19,6 @@ from memref_runtime.testing import check_close, execution_engine, lower  # noqa:
 
 pytestmark = pytest.mark.jit
 
-REPO = Path(__file__).resolve().parent.parent
-LIT = shutil.which("lit", path=os.path.dirname(sys.executable)) or shutil.which("lit")
 
 ADD = r"""
 func.func @add(%a: memref<?xf32>, %b: memref<?xf32>, %out: memref<?xf32>) attributes { llvm.emit_c_interface } {

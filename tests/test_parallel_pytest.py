@@ -1,6 +1,6 @@
-"""README command 2 runs in parallel (conftest.run_in_parallel_by_default), and a `serial` test
-runs while no other test does (conftest.serial_tests_run_alone): checked on a throw-away
-project with this folder's conftest.py, from the intervals its tests record."""
+"""README command 2 runs in parallel (support.workers.run_in_parallel_by_default), and a `serial`
+test runs while no other test does (conftest.serial_tests_run_alone): checked on a throw-away
+project with this folder's conftest.py and support/, from the intervals its tests record."""
 
 from __future__ import annotations
 
@@ -49,6 +49,7 @@ def run_project(tmp_path, *args, env=None):
     (project / "tests").mkdir(parents=True)
     (project / "pyproject.toml").write_text('[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
     shutil.copy(HERE / "conftest.py", project / "tests" / "conftest.py")
+    shutil.copytree(HERE / "support", project / "tests" / "support", ignore=shutil.ignore_patterns("__pycache__"))
     (project / "tests" / "test_recorded.py").write_text(RECORDING_TESTS)
     record = tmp_path / "record.jsonl"
     environment = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")}

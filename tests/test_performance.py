@@ -8,7 +8,6 @@ rest runs on synthetic samples, so it asserts nothing about this machine."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,8 +15,9 @@ import pytest
 from memref_runtime.jit.benchmark_result import BenchmarkResult
 from memref_runtime.testing import Comparison, InconclusiveClaim, check_faster, compare
 from memref_runtime.testing.performance import ratio_interval
+from support.paths import mlir_input
 
-BENCH_KERNELS = Path(__file__).resolve().parent.parent / "mlir_inputs" / "bench_kernels.mlir"
+BENCH_KERNELS = mlir_input("bench_kernels.mlir")
 MESSAGE = re.compile(r"(?P<verdict>measured false|inconclusive): (?P<ratio>[\d.]+)x \(95% interval (?P<low>[\d.]+)x "
                      r"to (?P<high>[\d.]+)x\) over (?P<rounds>\d+) interleaved rounds in [\d.]+ s, on (?P<clock>[\w ]+) "
                      r"time[,;].*medians per call: fast \S+ \w+, slow \S+ \w+")

@@ -7,15 +7,14 @@ import stat
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
 from memref_runtime import probe_cache
+from support.paths import REPO
 
 pytestmark = pytest.mark.harness
 
-REPO = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(autouse=True)

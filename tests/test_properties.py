@@ -23,17 +23,8 @@ import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from conftest import (
-    HAVE_JIT,
-    MIN_MLIR_FOR_I1_MEMREF,
-    MLIR_MAJOR,
-    address_of,
-    assert_descriptor_matches,
-    assert_same_view,
-    compile_mlir,
-    memref_arg,
-    supported_element_types,
-)
+from support.arrays import address_of, assert_descriptor_matches, assert_same_view, supported_element_types
+from support.engine import HAVE_JIT, MIN_MLIR_FOR_I1_MEMREF, MLIR_MAJOR, compile_mlir, memref_arg
 from memref_runtime import element_type_for_mlir
 from memref_runtime.jit.results import NativeAllocation
 from memref_runtime.np_to_memref import (
@@ -51,7 +42,7 @@ ELEMENTS = supported_element_types() + [("index", np.dtype(np.int64))]
 KERNEL_ELEMENTS = sorted({element for element, _ in ELEMENTS})
 MAX_RANK_TESTED = 4
 
-# Lowering memref.load/store of i1 aborts the process before MLIR 23 (see conftest.py): there,
+# Lowering memref.load/store of i1 aborts the process before MLIR 23 (see support/engine.py): there,
 # bool arrays reach native code only through the callback kernels, which never load or store.
 I1_LOADS = (MLIR_MAJOR or 0) >= MIN_MLIR_FOR_I1_MEMREF
 

@@ -10,7 +10,9 @@ import re
 
 import pytest
 
-from conftest import HAVE_JIT, make_pytest_project, run_once, run_pytest
+from support.engine import HAVE_JIT
+from support.subprocesses import make_pytest_project, run_pytest
+from support.workers import run_once
 
 pytestmark = [pytest.mark.jit, pytest.mark.skipif(not HAVE_JIT, reason="no MLIR Python bindings with an ExecutionEngine")]
 

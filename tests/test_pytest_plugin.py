@@ -12,7 +12,10 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import HAVE_JIT, RUNTIME_DIR, make_pytest_project, run_once, run_pytest
+from support.engine import HAVE_JIT
+from support.paths import RUNTIME_DIR
+from support.subprocesses import make_pytest_project, run_pytest
+from support.workers import run_once
 
 needs_jit = pytest.mark.skipif(not HAVE_JIT, reason="no MLIR Python bindings with an ExecutionEngine")
 

@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
+from support.paths import REPO
 
-REPO = Path(__file__).resolve().parent.parent
 RUNTIME = REPO / "runtime"
 SITE = RUNTIME / "memref_runtime" / "lit" / "_site"
 

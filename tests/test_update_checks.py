@@ -17,10 +17,10 @@ import pytest
 
 from memref_runtime import update_checks
 from memref_runtime.update_checks import Masks, check_pattern, split_sections
+from support.paths import REPO
 
 pytestmark = pytest.mark.harness
 
-REPO = Path(__file__).resolve().parent.parent
 BIN = os.path.dirname(sys.executable)
 LIT = shutil.which("lit", path=BIN) or shutil.which("lit")
 PYTHON_FILECHECK = shutil.which("filecheck", path=BIN) or shutil.which("filecheck")

@@ -4,7 +4,6 @@ nesting, callbacks), the message that reaches stderr before abort() elsewhere, a
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -15,7 +14,7 @@ import pytest
 
 pytest.importorskip("mlir.execution_engine")
 
-from conftest import RUNTIME_DIR  # noqa: E402
+from support.paths import LIT, REPO, RUNTIME_DIR  # noqa: E402
 from memref_runtime import JitModule, RuntimeVerificationError  # noqa: E402
 from memref_runtime.jit.lowering import DEFAULT_PIPELINE, TENSOR_PIPELINE, lower_to_llvm  # noqa: E402
 from memref_runtime.settings import RUNTIME_VERIFICATION_ENV  # noqa: E402
@@ -277,8 +276,6 @@ def test_a_module_whose_own_symbol_clashes_is_refused():
 
 # --- lit -D runtime_verification=1 ----------------------------------------------------------
 
-REPO = RUNTIME_DIR.parent
-LIT = shutil.which("lit", path=os.path.dirname(sys.executable)) or shutil.which("lit")
 
 
 @pytest.mark.skipif(LIT is None, reason="lit is not installed")

@@ -11,10 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.paths import REPO
 
 pytestmark = pytest.mark.harness
 
-REPO = Path(__file__).resolve().parent.parent
 WORKFLOWS = sorted((REPO / ".github" / "workflows").glob("*.yml"))
 CI = REPO / ".github" / "workflows" / "ci.yml"
 BIN = os.path.dirname(sys.executable)

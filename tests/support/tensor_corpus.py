@@ -1,5 +1,6 @@
-"""Kernels of ordinary tensor and linalg code that JitModule's default pipeline must compile,
-each with a NumPy reference (tests/test_default_pipeline.py checks them with check_close).
+"""Kernels of ordinary tensor and linalg code that the default pipeline must compile, with NumPy references.
+
+tests/test_default_pipeline.py compiles each with JitModule and checks it with check_close.
 
 A kernel is (MLIR of one public function, inputs from a seeded generator, reference). Kinds:
 elementwise arith/math/complex on tensors of any rank (dynamic sizes, f16), slices, pad,
