@@ -11,7 +11,9 @@ import re
 
 import pytest
 
-from conftest import HAVE_JIT, RUNTIME_DIR, make_pytest_project, run_pytest
+from support.engine import HAVE_JIT
+from support.paths import RUNTIME_DIR
+from support.subprocesses import make_pytest_project, run_pytest
 
 pytestmark = pytest.mark.harness
 needs_mlir = pytest.mark.skipif(not HAVE_JIT, reason="no MLIR Python bindings with an ExecutionEngine")
