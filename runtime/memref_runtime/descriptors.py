@@ -25,7 +25,7 @@ class UnrankedMemRefDescriptor(ctypes.Structure):
 MAX_RANK = 64  # NumPy's limit on ndim: a larger rank read from native memory is garbage
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def descriptor_packer(rank: int) -> struct.Struct:
     """The raw layout of a ranked descriptor, {allocated, aligned, offset, sizes, strides}: int64s."""
     return struct.Struct(f"={3 + 2 * rank}q")

@@ -9,7 +9,7 @@ boundary (identity layout), since that is what the lowered code receives and ret
 from __future__ import annotations
 
 import ctypes
-from typing import NamedTuple, Union
+from typing import NamedTuple
 
 from ..bindings import bindings
 from ..descriptors import MAX_RANK
@@ -85,7 +85,7 @@ class UnsupportedSpec(NamedTuple):
     reason: str
 
 
-ValueSpec = Union[ScalarSpec, MemRefSpec, UnsupportedSpec]
+ValueSpec = ScalarSpec | MemRefSpec | UnsupportedSpec
 
 
 class FunctionSignature(NamedTuple):
@@ -146,7 +146,8 @@ def _memref_spec(ir, t, writable: bool) -> ValueSpec | None:
         return None
     shape = _dims(memref.shape)
     layout = memref.layout
-    if isinstance(layout, ir.AffineMapAttr) and layout.value == ir.AffineMap.get_identity(len(shape), context=t.context):
+    if isinstance(layout, ir.AffineMapAttr) and layout.value == ir.AffineMap.get_identity(
+            len(shape), context=t.context):
         return MemRefSpec(text, str(memref.element_type), shape, True, None, 0, True)
     try:
         strides, offset = memref.get_strides_and_offset()

@@ -49,7 +49,8 @@ _LOOP_MLIR = r"""
 llvm.func @clock_gettime(i32, !llvm.ptr) -> i32
 llvm.func @free(!llvm.ptr)
 
-llvm.func internal @__memref_runtime_now(%clock: i32, %timespec: !llvm.ptr) -> i64 attributes {passthrough = ["alwaysinline"]} {
+llvm.func internal @__memref_runtime_now(%clock: i32, %timespec: !llvm.ptr) -> i64
+    attributes {passthrough = ["alwaysinline"]} {
   %status = llvm.call @clock_gettime(%clock, %timespec) : (i32, !llvm.ptr) -> i32
   %seconds = llvm.load %timespec : !llvm.ptr -> i64
   %at_nanoseconds = llvm.getelementptr %timespec[1] : (!llvm.ptr) -> !llvm.ptr, i64
@@ -61,7 +62,8 @@ llvm.func internal @__memref_runtime_now(%clock: i32, %timespec: !llvm.ptr) -> i
 }
 
 // starts[c] = now(clocks[c]), c = 0 .. n-1.
-llvm.func internal @__memref_runtime_start(%clocks: !llvm.ptr, %n: i64, %starts: !llvm.ptr, %timespec: !llvm.ptr) attributes {passthrough = ["alwaysinline"]} {
+llvm.func internal @__memref_runtime_start(%clocks: !llvm.ptr, %n: i64, %starts: !llvm.ptr, %timespec: !llvm.ptr)
+    attributes {passthrough = ["alwaysinline"]} {
   %c0 = llvm.mlir.constant(0 : i64) : i64
   %c1 = llvm.mlir.constant(1 : i64) : i64
   llvm.br ^loop(%c0 : i64)
@@ -81,7 +83,8 @@ llvm.func internal @__memref_runtime_start(%clocks: !llvm.ptr, %n: i64, %starts:
 }
 
 // row[c] = now(clocks[c]) - starts[c], c = n-1 .. 0 (the reverse order of the start).
-llvm.func internal @__memref_runtime_stop(%clocks: !llvm.ptr, %n: i64, %starts: !llvm.ptr, %row: !llvm.ptr, %timespec: !llvm.ptr) attributes {passthrough = ["alwaysinline"]} {
+llvm.func internal @__memref_runtime_stop(%clocks: !llvm.ptr, %n: i64, %starts: !llvm.ptr, %row: !llvm.ptr,
+                                          %timespec: !llvm.ptr) attributes {passthrough = ["alwaysinline"]} {
   %c1 = llvm.mlir.constant(1 : i64) : i64
   %last = llvm.sub %n, %c1 : i64
   llvm.br ^loop(%last : i64)
@@ -118,7 +121,8 @@ llvm.func @__memref_runtime_bench(%fn: !llvm.ptr, %packed: !llvm.ptr, %number: i
   %more_samples = llvm.icmp "slt" %s, %samples : i64
   llvm.cond_br %more_samples, ^start, ^done
 ^start:
-  llvm.call @__memref_runtime_start(%clocks, %nclocks, %starts, %timespec) : (!llvm.ptr, i64, !llvm.ptr, !llvm.ptr) -> ()
+  llvm.call @__memref_runtime_start(%clocks, %nclocks, %starts, %timespec)
+    : (!llvm.ptr, i64, !llvm.ptr, !llvm.ptr) -> ()
   llvm.br ^call(%c0 : i64)
 ^call(%i: i64):
   %more_calls = llvm.icmp "slt" %i, %number : i64
@@ -152,7 +156,8 @@ llvm.func @__memref_runtime_bench(%fn: !llvm.ptr, %packed: !llvm.ptr, %number: i
 ^stop:
   %row_start = llvm.mul %s, %nclocks : i64
   %row = llvm.getelementptr %out[%row_start] : (!llvm.ptr, i64) -> !llvm.ptr, i64
-  llvm.call @__memref_runtime_stop(%clocks, %nclocks, %starts, %row, %timespec) : (!llvm.ptr, i64, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
+  llvm.call @__memref_runtime_stop(%clocks, %nclocks, %starts, %row, %timespec)
+    : (!llvm.ptr, i64, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
   %s_next = llvm.add %s, %c1 : i64
   llvm.br ^sample(%s_next : i64)
 ^done:

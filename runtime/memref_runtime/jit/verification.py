@@ -111,7 +111,8 @@ llvm.func @{FAILED}(%message: !llvm.ptr) {{
   %ended = llvm.call @write(%stderr, %newline, %one_byte) : (i32, !llvm.ptr, i64) -> i64
   llvm.return
 }}
-llvm.func @{GUARD}(%function: !llvm.ptr, %packed: !llvm.ptr, %key: i64) -> !llvm.ptr attributes {{passthrough = ["noinline"]}} {{
+llvm.func @{GUARD}(%function: !llvm.ptr, %packed: !llvm.ptr, %key: i64) -> !llvm.ptr
+    attributes {{passthrough = ["noinline"]}} {{
   %key_slot = llvm.mlir.addressof @__memref_runtime_key : !llvm.ptr
   llvm.store %key, %key_slot : i64, !llvm.ptr
   %one = llvm.mlir.constant(1 : i64) : i64
@@ -205,8 +206,10 @@ def route_assert_failures(module) -> int:
 @functools.cache
 def _libc():
     libc = ctypes.CDLL(None)
-    libc.pthread_getspecific.argtypes, libc.pthread_getspecific.restype = [ctypes.c_ulong], ctypes.c_void_p
-    libc.pthread_setspecific.argtypes, libc.pthread_setspecific.restype = [ctypes.c_ulong, ctypes.c_void_p], ctypes.c_int
+    libc.pthread_getspecific.argtypes = [ctypes.c_ulong]
+    libc.pthread_getspecific.restype = ctypes.c_void_p
+    libc.pthread_setspecific.argtypes = [ctypes.c_ulong, ctypes.c_void_p]
+    libc.pthread_setspecific.restype = ctypes.c_int
     return libc
 
 

@@ -10,9 +10,9 @@ most a few lines around its first error, and a crash shows only "exit status: -1
   hook `process/_site/sitecustomize.py`);
 - after a failed test, this module appends to lit's output, for each Python process
   (process/failure_report.py reads the folder), how it ended (exit status, or the signal's
-  name) and the last `TEST:` label it printed; for those that failed, everything they printed in the order it happened, which holds the exception with
-  MLIR's diagnostics, or on a crash the Python stack and the native one. A passed test's folder
-  is removed.
+  name) and the last `TEST:` label it printed; for those that failed, everything they printed
+  in the order it happened, which holds the exception with MLIR's diagnostics, or on a crash
+  the Python stack and the native one. A passed test's folder is removed.
 
 configure() calls `install(config.test_format)`; nothing here imports numpy or MLIR.
 """

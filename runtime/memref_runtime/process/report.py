@@ -273,9 +273,9 @@ def _copy_and_end_like_child(child: int, pipes: dict, report: int, base: str, re
     for number in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(number, lambda n, _frame: os.kill(child, n))
     sources: dict = {}  # read end -> [the fd it replaced]: under 2>&1 one file, written once
-    for fd, (read_end, write_end) in pipes.items():
+    for fd, (read_end, _write_end) in pipes.items():
         sources.setdefault(read_end, [fd])
-    for read_end, write_end in set(pipes.values()):
+    for _read_end, write_end in set(pipes.values()):
         os.close(write_end)
     try:
         os.dup2(os.open(os.devnull, os.O_RDONLY), 0)  # stdin is the test's alone

@@ -292,7 +292,7 @@ class Server:
 def create_stdio(fd: int, write: bool, name: str, encoding: str, errors: str, buffered: bool):
     """sys.stdin/stdout/stderr as CPython makes them at start-up (pylifecycle.c create_stdio)."""
     buffering = -1 if buffered or not write else 0
-    buf = io.open(fd, "wb" if write else "rb", buffering, closefd=False)
+    buf = open(fd, "wb" if write else "rb", buffering, closefd=False)
     raw = buf.raw if buffering else buf
     raw.name = name
     line_buffering = buffered and (raw.isatty() or fd == 2)

@@ -33,7 +33,8 @@ class FileCheck:
     found_by: str
 
     def describe(self) -> str:
-        return f"{shlex.join(self.command)} ({'LLVM' if self.kind == 'llvm' else 'the Python filecheck'}, {self.found_by})"
+        which = "LLVM" if self.kind == "llvm" else "the Python filecheck"
+        return f"{shlex.join(self.command)} ({which}, {self.found_by})"
 
 
 def _llvm_package_tool(name: str) -> str | None:

@@ -181,7 +181,8 @@ class Child:
         except BaseException:  # noqa: BLE001 - reported as the child's exit status, with its traceback
             import traceback
 
-            process_report.write_all(2, ("memref-runtime: the isolated child failed:\n" + traceback.format_exc()).encode())
+            failed = "memref-runtime: the isolated child failed:\n" + traceback.format_exc()
+            process_report.write_all(2, failed.encode())
             code = 3
         finally:
             flush_output()
@@ -304,7 +305,8 @@ def _without_harness_frames(text: str) -> tuple[str, int]:
             in_interpreter = _EVAL_LOOP in line
         kept.append(line)
     if native_left_out:
-        kept.insert(note_at, f"  ... {native_left_out} more native frames: the interpreter running the Python stack above")
+        kept.insert(note_at, f"  ... {native_left_out} more native frames: "
+                             "the interpreter running the Python stack above")
     return "\n".join(kept), python_left_out
 
 

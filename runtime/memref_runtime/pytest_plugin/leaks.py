@@ -122,6 +122,7 @@ class LeakCheck:
                        "teardown and a garbage collection"
                        + (f" ({self.child} in its isolated child)" if self.child else "") + ": "
                        f"Context._get_live_count() is {live_contexts()}, {self.before} when the test began"
-                       + (f", {self.fixtures} more made by module- or session-scoped fixtures" if self.fixtures else ""))
+                       + (f", {self.fixtures} more made by module- or session-scoped fixtures"
+                          if self.fixtures else ""))
         return (f"memref-runtime: {counted}. Keep Contexts in the test (`with Context():`, JitModule, the `jit` "
                 f"fixture) or in a fixture that releases them; @pytest.mark.{MARKER}(reason=...) opts a test out.")

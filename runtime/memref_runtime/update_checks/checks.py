@@ -100,7 +100,8 @@ def _masked_segments(line: str, masks_re: re.Pattern) -> list[tuple[bool, str]]:
 def _protect_directives(segments, prefixes) -> list[tuple[bool, str]]:
     """Splits `RUN:`, `CHECK-NEXT:` and the like so that neither lit nor FileCheck sees them."""
     names = "|".join(re.escape(n) for n in sorted(set(LIT_KEYWORDS) | set(prefixes), key=len, reverse=True))
-    directive = re.compile(rf"(?<![A-Za-z0-9_-])(?:{names})(?:{CHECK_KINDS})?(?:\{{LITERAL\}})?(?=:)|(?<![A-Za-z0-9_])END(?=\.)")
+    directive = re.compile(rf"(?<![A-Za-z0-9_-])(?:{names})(?:{CHECK_KINDS})?(?:\{{LITERAL\}})?(?=:)"
+                           r"|(?<![A-Za-z0-9_])END(?=\.)")
     out: list[tuple[bool, str]] = []
     for is_regex, text in segments:
         if is_regex:

@@ -228,7 +228,7 @@ def script_steps(test, lit_config) -> list[Step]:
         try:
             node = sh.ShParser(command.strip(), lit_config.isWindows, test.config.pipefail).parse()
         except Exception as e:  # lit's parser raises bare ValueErrors
-            raise UpdateError(f"RUN line {line}: lit's shell cannot parse {command.strip()!r}: {e}")
+            raise UpdateError(f"RUN line {line}: lit's shell cannot parse {command.strip()!r}: {e}") from e
         for step in _and_steps(node):
             prefixes = None
             if isinstance(step, sh.Pipeline):
