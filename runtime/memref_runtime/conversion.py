@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ctypes
 import weakref
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -79,7 +80,7 @@ class _RankedPlan(NamedTuple):
     """What converting an array of one (dtype, rank) needs, computed once."""
 
     cls: type
-    pack_into: object
+    pack_into: Callable[..., None]
     itemsize: int
     alignment: int
     contiguous_strides: dict  # byte strides of C-contiguous arrays -> element strides
@@ -99,7 +100,8 @@ def _contiguous_element_strides(cache: dict, byte_strides: tuple, itemsize: int)
 def _ranked_plan(nparray, argument: str) -> _RankedPlan:
     et = _check_array(nparray, argument)
     cls = ranked_descriptor_type(nparray.ndim, et.ctype)
-    plan = _RankedPlan(cls, cls._packer_.pack_into, et.dtype.itemsize, et.dtype.alignment, {})
+    plan = _RankedPlan(cls, cls._packer_.pack_into,  # type: ignore[attr-defined]  # descriptors._finish sets it
+                       et.dtype.itemsize, et.dtype.alignment, {})
     _RANKED_PLANS[nparray.dtype, nparray.ndim] = plan
     return plan
 
@@ -123,7 +125,8 @@ def get_ranked_memref_descriptor(nparray: np.ndarray, *, argument: str = "nparra
         # A writable C-contiguous array hands out its address through the buffer protocol,
         # three times faster than `nparray.ctypes`. Its strides are multiples of the item
         # size on every axis longer than 1, the only axes the native code steps along.
-        address = ctypes.addressof(ctypes.c_char.from_buffer(nparray))
+        # (numpy's stubs give ndarray its buffer only for Python 3.12 and later.)
+        address = ctypes.addressof(ctypes.c_char.from_buffer(nparray))  # type: ignore[arg-type]
         byte_strides = nparray.strides
         strides = contiguous_strides.get(byte_strides) or _contiguous_element_strides(
             contiguous_strides, byte_strides, itemsize)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import ctypes
 import struct
 import threading
+from collections.abc import Callable
 
 # --- dlpack.h --------------------------------------------------------------------------------
 
@@ -148,7 +149,8 @@ def capsule_kind(capsule) -> bytes | None:
 
 # --- in: a producer's tensor ---------------------------------------------------------------------
 
-_DELETERS: dict[int, object] = {}  # deleter address -> a ctypes function calling it (one per producer library)
+# deleter address -> a ctypes function calling it (one per producer library)
+_DELETERS: dict[int, Callable[[int], None]] = {}
 
 
 def _call_deleter(deleter: int, managed: int) -> None:
@@ -178,6 +180,16 @@ class ImportedTensor:
 
     __slots__ = ("_managed", "_deleter", "versioned", "version", "flags", "data", "device", "shape", "strides",
                  "dtype", "__weakref__")
+    _managed: int
+    _deleter: int | None
+    versioned: bool
+    version: tuple[int, int] | None  # None: a legacy capsule, which carries no version
+    flags: int
+    data: int
+    device: tuple[int, int]
+    shape: tuple[int, ...]
+    strides: tuple[int, ...] | None  # None: row-major
+    dtype: tuple[int, int, int]  # DLPack (code, bits, lanes)
 
     def __init__(self, capsule):
         self._deleter = None  # __del__ runs even if this raises

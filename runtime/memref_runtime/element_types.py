@@ -12,7 +12,7 @@ from . import dlpack as dl
 try:  # Optional: bf16 and the f8 types have no NumPy dtype without it.
     import ml_dtypes
 except ModuleNotFoundError:  # pragma: no cover - depends on the environment
-    ml_dtypes = None
+    ml_dtypes = None  # type: ignore[assignment]  # the module, or None without it
 
 
 class C128(ctypes.Structure):
@@ -119,7 +119,7 @@ def _build_tables():
     by_mlir: dict[str, ElementType] = {}
     by_ctype: dict[type, ElementType] = {}
     by_dlpack: dict[tuple, ElementType] = {}
-    rows = [(m, np.dtype(d), c, code) for m, d, c, code in _NUMPY_TABLE]
+    rows: list[tuple[str, np.dtype, type, int]] = [(m, np.dtype(d), c, code) for m, d, c, code in _NUMPY_TABLE]
     if ml_dtypes is not None:
         rows += [(m, np.dtype(getattr(ml_dtypes, a)), c, code) for m, a, c, code in _ML_DTYPES_TABLE]
     for mlir_name, dtype, ctype, code in rows:
@@ -131,10 +131,10 @@ def _build_tables():
     for alias, dtype_name in _MLIR_ALIASES.items():
         by_mlir[alias] = by_dtype[np.dtype(dtype_name)]._replace(mlir=alias)
     # Platform spellings of the same C types (c_long is c_int64 on LP64, etc.).
-    for ctype in (ctypes.c_long, ctypes.c_longlong, ctypes.c_ulong, ctypes.c_ulonglong,
-                  ctypes.c_int, ctypes.c_uint, ctypes.c_short, ctypes.c_ushort,
-                  ctypes.c_byte, ctypes.c_ubyte):
-        by_ctype.setdefault(ctype, by_dtype[np.dtype(ctype)])
+    for spelling in (ctypes.c_long, ctypes.c_longlong, ctypes.c_ulong, ctypes.c_ulonglong,
+                     ctypes.c_int, ctypes.c_uint, ctypes.c_short, ctypes.c_ushort,
+                     ctypes.c_byte, ctypes.c_ubyte):
+        by_ctype.setdefault(spelling, by_dtype[np.dtype(spelling)])
     return by_dtype, by_mlir, by_ctype, by_dlpack
 
 

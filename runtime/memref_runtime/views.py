@@ -12,6 +12,9 @@ interop.py (other frameworks' arrays in) make their views here.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any, Literal, TypeVar, overload
+
 import numpy as np
 
 from . import dlpack as dl
@@ -22,6 +25,8 @@ class _MemRefView:
     """The base of an array made from a memref: the raw memory and what keeps it alive."""
 
     __slots__ = ("__array_interface__", "owner")
+    __array_interface__: dict[str, Any]
+    owner: object
 
 
 _ndarray_base = np.ndarray.base.__get__
@@ -49,7 +54,7 @@ class MemRefArray(np.ndarray):
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         return to_dlpack(self, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
 
-    def __dlpack_device__(self) -> tuple[int, int]:
+    def __dlpack_device__(self) -> tuple[Literal[1], Literal[0]]:
         return (1, 0)  # kDLCPU, device 0
 
     def __array_wrap__(self, array, context=None, return_scalar=False):
@@ -86,10 +91,17 @@ def _interface_typestr(dtype: np.dtype) -> tuple[str, np.dtype | None]:
 
 
 _TYPESTR_CACHE: dict = {}
+_Array = TypeVar("_Array", bound=np.ndarray)
 
 
-def view_memref(address: int, shape, strides, dtype: np.dtype, owner, read_only: bool = False, *,
-                array_type: type | None = None) -> np.ndarray:
+@overload
+def view_memref(address: int, shape: Sequence[int], strides: Sequence[int], dtype: np.dtype, owner: object,
+                read_only: bool = False, *, array_type: None = None) -> np.ndarray: ...
+@overload
+def view_memref(address: int, shape: Sequence[int], strides: Sequence[int], dtype: np.dtype, owner: object,
+                read_only: bool = False, *, array_type: type[_Array]) -> _Array: ...
+def view_memref(address: int, shape: Sequence[int], strides: Sequence[int], dtype: np.dtype, owner: object,
+                read_only: bool = False, *, array_type: type[np.ndarray] | None = None) -> np.ndarray:
     """An array over native memory, writable unless `read_only`: `address` of the first element,
     strides in elements; its `.base.owner` is `owner`, kept alive as long as the array. Of
     `array_type` (an ndarray subclass, e.g. MemRefArray) if given."""
