@@ -53,7 +53,8 @@ class Parameters:
         older = PARAMETERS[name][0]
         given = {n: self.given[n] for n in (name, older) if n and n in self.given}
         if len(set(given.values())) > 1:
-            self.fatal(f"-D {name} and -D {older} name the same setting, got {given[name]!r} and {given[older]!r}")
+            new, old = given.values()
+            self.fatal(f"-D {name} and -D {older} name the same setting, got {new!r} and {old!r}")
         return next(iter(given.values()), default)
 
     def choice(self, name: str, choices, default: str) -> str:
