@@ -248,7 +248,7 @@ def _fast_ranked(p: MemRefParam):
         if value.dtype is not primary or value.ndim != rank:
             return check(value, frame)
         try:
-            address = _addressof(_from_buffer(value))
+            address = _addressof(_from_buffer(value))  # type: ignore[arg-type]  # numpy's stubs: a buffer from 3.12
         except (TypeError, ValueError, BufferError):  # read-only, strided or empty
             return check(value, frame)
         shape = value.shape
@@ -269,7 +269,7 @@ def _fast_unranked(p: MemRefParam):
         if (type(value) is not _ndarray and type(value) is not _MemRefArray) or value.dtype is not primary:
             return check(value, frame)
         try:
-            address = _addressof(_from_buffer(value))
+            address = _addressof(_from_buffer(value))  # type: ignore[arg-type]  # numpy's stubs: a buffer from 3.12
         except (TypeError, ValueError, BufferError):
             return check(value, frame)
         if address & align_mask:

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import ctypes
 import struct
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from .arguments import WORD, Param, memref_param, scalar_param, unsupported
 from .benchmark import DEFAULT_REPEATS, DEFAULT_WARMUP, run_benchmark
@@ -45,8 +46,8 @@ class CallPlan(NamedTuple):
     consts: tuple  # frame offsets whose absolute addresses fill the packed array and pointer slots
     fast: tuple
     check: tuple
-    pack_into: object
-    finish: object  # (frame, args) -> the Python result
+    pack_into: Callable[..., None]
+    finish: Callable[[Any, tuple], Any]  # (frame, args) -> the Python result
     # Per memref result: (frame offset of the word a caller frees, ranked?): a ranked result's
     # `allocated`, an unranked one's pointer to its heap copy of the descriptor (benchmark.py).
     memref_results: tuple = ()
@@ -198,7 +199,8 @@ class Invoker:
 
         invoke.__name__ = invoke.__qualname__ = self.name
         invoke.__doc__ = f"Calls {self.signature} in the JIT-compiled module."
-        invoke.signature, invoke.bind, invoke.benchmark, invoke.owner, invoke.invoker = (
+        # A plain function, the hot path: what JitFunction offers rides on it as attributes.
+        invoke.signature, invoke.bind, invoke.benchmark, invoke.owner, invoke.invoker = (  # type: ignore[attr-defined]
             self.signature, self.bind, self.benchmark, self.owner, self)
         return invoke
 
@@ -221,7 +223,7 @@ class Invoker:
                 native(frame)
                 return finish(frame, args)
         bound.__name__ = bound.__qualname__ = f"{self.name}.bound"
-        bound.args, bound.owner, bound.frame = args, self.owner, frame
+        bound.args, bound.owner, bound.frame = args, self.owner, frame  # type: ignore[attr-defined]  # as invoke's
         return bound
 
     def benchmark(self, *args, warmup: float = DEFAULT_WARMUP, repeats: int = DEFAULT_REPEATS,

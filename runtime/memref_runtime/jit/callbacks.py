@@ -29,7 +29,7 @@ def add_note(error: BaseException, note: str) -> None:
     if hasattr(error, "add_note"):
         error.add_note(note)
     else:
-        error.__notes__ = [*getattr(error, "__notes__", ()), note]
+        error.__notes__ = [*getattr(error, "__notes__", ()), note]  # type: ignore[attr-defined]  # 3.11's name
 
 
 def _memref_decoder(spec: MemRefSpec, c_interface: bool, where: str):

@@ -31,18 +31,18 @@ def parse_module(ir, source, context, *, path: str | os.PathLike | None = None):
     names = {"-"}
     parse_file = None
     if path is not None:
-        path = os.fspath(path)
-        names.add(path)
+        file = os.fspath(path)
+        names.add(file)
         parse_file = getattr(ir.Module, "parseFile", None)
         if parse_file is None:
-            source = _read(path)
+            source = _read(file)
     try:
         if parse_file is not None:
-            return parse_file(path, context=context)
+            return parse_file(file, context=context)
         return ir.Module.parse(source, context=context)
     except ir.MLIRError as error:
         # MLIR read the file itself: read it here only to show the lines of a failed parse.
-        _add_excerpts(error, _read(path) if source is None else source, names)
+        _add_excerpts(error, _read(file) if source is None else source, names)
         raise
 
 
@@ -59,7 +59,8 @@ def excerpts(error, source, names) -> list[str]:
             return []
         source = source.decode("utf-8", "replace")
     lines = source.splitlines()
-    seen, out = set(), []
+    seen: set[tuple[int, int]] = set()
+    out: list[str] = []
     for diagnostic in getattr(error, "error_diagnostics", None) or ():
         for item in [diagnostic, *diagnostic.notes]:
             match = _LOCATION.search(str(item.location))

@@ -23,7 +23,8 @@ GLOBAL_ALLOCATED = 0xDEADBEEF  # what memref.get_global's lowering puts in `allo
 _libc = ctypes.CDLL(None)
 _free = _libc.free
 _free.argtypes, _free.restype = [ctypes.c_void_p], None
-_byte_bounds = getattr(getattr(np.lib, "array_utils", np), "byte_bounds", None) or np.byte_bounds
+# NumPy 2's np.lib.array_utils.byte_bounds, or NumPy 1's np.byte_bounds (gone from NumPy 2's stubs).
+_byte_bounds = getattr(getattr(np.lib, "array_utils", np), "byte_bounds", None) or np.byte_bounds  # type: ignore[attr-defined]
 
 
 class NativeAllocation:

@@ -121,13 +121,15 @@ def _memref_copy(itemsize: int, source, target) -> None:
 
 
 _MEMREF_COPY_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.POINTER(_Unranked), ctypes.POINTER(_Unranked))
+_KEPT_ALIVE: list = []  # the fallback's ctypes function
 
 
 @functools.cache
 def fallback_memref_copy() -> ctypes.c_void_p:
     """A `memrefCopy` for JIT code when libmlir_c_runner_utils is not loaded (raw_register_runtime's argument)."""
-    fallback_memref_copy.cfunc = _MEMREF_COPY_TYPE(_memref_copy)  # alive as long as the process
-    return ctypes.cast(fallback_memref_copy.cfunc, ctypes.c_void_p)
+    cfunc = _MEMREF_COPY_TYPE(_memref_copy)
+    _KEPT_ALIVE.append(cfunc)  # as long as the process: JIT code may call it at any time
+    return ctypes.cast(cfunc, ctypes.c_void_p)
 
 
 def missing_runner_utils_hint(missing: list[str], shared_libs) -> str:

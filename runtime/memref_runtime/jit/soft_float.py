@@ -75,6 +75,7 @@ llvm.func @__memref_runtime_soft_float_addresses(%table: !llvm.ptr) {
 }
 """
 COMPILED_BUILTINS = ("__truncsfbf2", "__truncdfbf2")  # in the order the table above stores them
+_KEPT_ALIVE: list = []  # the engine compiled_builtins made: its builtins' addresses point into it
 
 
 @functools.cache
@@ -113,7 +114,7 @@ def compiled_builtins() -> tuple:
         engine.raw_lookup("__memref_runtime_soft_float_addresses"))
     table_pointer = ctypes.c_void_p(ctypes.addressof(table))
     fill((ctypes.c_void_p * 1)(ctypes.addressof(table_pointer)))
-    compiled_builtins.engine = engine
+    _KEPT_ALIVE.append(engine)
     return tuple(zip(COMPILED_BUILTINS, table))
 
 

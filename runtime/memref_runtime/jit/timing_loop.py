@@ -215,11 +215,11 @@ class TimingLoop:
                                 nclocks=len(clocks))
         self._frees = (ctypes.c_int64 * max(2 * len(frees), 1))(*(w for pair in frees for w in pair))
         self._args.frees, self._args.nfrees = ctypes.addressof(self._frees), len(frees)
-        fields = [getattr(_Arguments, name) for name, _ in _Arguments._fields_]
+        fields = [getattr(_Arguments, field[0]) for field in _Arguments._fields_]
         base = ctypes.addressof(self._args)
         self._packed = (ctypes.c_void_p * len(fields))(*(base + f.offset for f in fields))
         self._enter = enter or _PACKED(loop_address())
-        self._out = None
+        self._out: ctypes.Array[ctypes.c_int64] | None = None
 
     def run(self, number: int, samples: int) -> dict[str, list[int]]:
         """Clock name -> the nanoseconds it counted in each of `samples` samples of `number` calls."""

@@ -232,7 +232,7 @@ class Guard:
     def __init__(self, engine):
         slot = ctypes.c_void_p()
         _PACKED(engine.raw_lookup(GUARD_ADDRESS))(ctypes.addressof((ctypes.c_void_p * 1)(ctypes.addressof(slot))))
-        self._guard = _GUARD(slot.value)
+        self._guard = _GUARD(slot.value)  # type: ignore[arg-type]  # the guard's address, filled in above
         self._key = _thread_key()
 
     def caller(self, address: int, name: str):
