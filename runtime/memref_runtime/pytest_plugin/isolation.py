@@ -49,7 +49,7 @@ from ..process.callback_exceptions import flush_output
 from . import callbacks, leaks
 
 GRACE = 5.0  # seconds from SIGABRT (print the stacks) to SIGKILL
-_LONGREPR = pytest.StashKey()
+_LONGREPR: pytest.StashKey[object] = pytest.StashKey()  # the isolated child's report.longrepr
 _in_child = False  # set in an isolated child: the test runs there, not in another child
 
 
@@ -277,8 +277,11 @@ class Child:
 def _harness_folders() -> tuple[str, ...]:
     import pluggy
 
-    return tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep
-                 for m in (pytest, sys.modules["_pytest"], pluggy, sys.modules[__package__])) + ("<frozen runpy>",)
+    folders = []
+    for module in (pytest, sys.modules["_pytest"], pluggy, sys.modules[__package__]):
+        assert module.__file__ is not None  # packages installed as files
+        folders.append(os.path.dirname(os.path.abspath(module.__file__)) + os.sep)
+    return (*folders, "<frozen runpy>")
 
 
 _NATIVE_FRAME = re.compile(r"^\s*#\d+ 0x[0-9a-fA-F]+ ", re.M)
@@ -290,8 +293,10 @@ def _without_harness_frames(text: str) -> tuple[str, int]:
     the frames of pytest, pluggy and this plugin; in LLVM's native one everything below the first
     frame of the interpreter's eval loop (the Python stack again, as C). Returns the text and how
     many Python frames were left out."""
-    folders, kept, python_left_out = _harness_folders(), [], 0
-    native_left_out, in_interpreter, note_at = 0, False, None
+    folders, python_left_out = _harness_folders(), 0
+    kept: list[str] = []
+    native_left_out, in_interpreter = 0, False
+    note_at: int | None = None  # where the native frames left out were
     for line in text.splitlines():
         stripped = line.strip()
         if stripped.startswith('File "') and stripped[6:].startswith(folders):
@@ -304,7 +309,7 @@ def _without_harness_frames(text: str) -> tuple[str, int]:
                 continue
             in_interpreter = _EVAL_LOOP in line
         kept.append(line)
-    if native_left_out:
+    if note_at is not None:  # native_left_out > 0
         kept.insert(note_at, f"  ... {native_left_out} more native frames: "
                              "the interpreter running the Python stack above")
     return "\n".join(kept), python_left_out

@@ -64,8 +64,8 @@ class Layout(NamedTuple):
 class ArgumentPlan(NamedTuple):
     """How one parameter is drawn."""
 
-    index: int
-    spec: object  # MemRefSpec or ScalarSpec
+    index: int  # type: ignore[assignment]  # the argument's position (a field named like tuple.index)
+    spec: MemRefSpec | ScalarSpec
     dtype: np.dtype
     dims: tuple  # memrefs: per dimension, a static size or a size symbol (str)
     strided: bool  # a layout is drawn (strided<...>); else C-contiguous
@@ -117,7 +117,8 @@ def make_plans(sig: FunctionSignature, *, shapes: dict, tie_dims: bool, ranks: d
                 raise ValueError(f"{where}: {name} names argument {i!r}; @{sig.name} has arguments 0 to {n - 1}")
     if outputs is None:  # a function without results writes into (some of) its memrefs
         outputs = () if sig.results else [i for i, s in enumerate(sig.inputs) if isinstance(s, MemRefSpec)]
-    plans, static_at = [], {}
+    plans: list[ArgumentPlan] = []
+    static_at: dict[int, int] = {}  # dimension -> the first static size there
     for i, spec in enumerate(sig.inputs):
         given_bounds = bounds.get(i) if isinstance(bounds, dict) else bounds
         if isinstance(spec, UnsupportedSpec):
@@ -162,6 +163,7 @@ def _layout(draw, st, plan: ArgumentPlan, shape: tuple) -> Layout:
     if not plan.strided:
         return Layout(shape, (), 0, count, True)
     rank = len(shape)
+    assert isinstance(plan.spec, MemRefSpec) and plan.spec.strides is not None  # strided: a memref's layout
     static = plan.spec.strides
     innermost_first = list(reversed(range(rank)))
     if all(s is DYNAMIC for s in static) and rank > 1:

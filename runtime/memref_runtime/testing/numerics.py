@@ -82,10 +82,10 @@ def _as_array(value, what: str) -> np.ndarray | None:
 def _operands(label: str, actual, expected) -> tuple[np.ndarray, np.ndarray]:
     """`actual` and `expected` as arrays of one dtype and shape; AssertionError if they differ."""
     a, e = _as_array(actual, f"{label}: actual"), _as_array(expected, f"{label}: expected")
-    if a is None and e is None:
-        a, e = np.asarray(actual), np.asarray(expected)
-    elif a is None:
-        a = np.asarray(actual, dtype=e.dtype)
+    if a is None:  # a Python number: the other side's dtype, or its own if both are numbers
+        a = np.asarray(actual, dtype=None if e is None else e.dtype)
+        if e is None:
+            e = np.asarray(expected)
     elif e is None:
         e = np.asarray(expected, dtype=a.dtype)
     if a.dtype != e.dtype:
@@ -198,4 +198,5 @@ def check_close(label: str, actual, expected, *, rtol: float | None = None, atol
     failure, a = _check(label, actual, expected, rtol, atol)
     if failure is not None:
         raise AssertionError(failure)
+    assert a is not None  # _check gives the array whenever there is no failure
     print(f"{label}: ok, {a.dtype.name}, shape {a.shape}", file=sys.stderr, flush=True)

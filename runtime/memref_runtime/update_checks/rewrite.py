@@ -131,7 +131,8 @@ def _new_section_place(lines: list[str], name: str, last: float, following: list
     if anchor is not None and last <= anchor + 0.5 <= limit:
         return anchor + 0.5, anchor_indent
     if following:
-        return limit, re.match(r"[ \t]*", lines[int(limit + 0.5)]).group()
+        line = lines[int(limit + 0.5)]
+        return limit, line[:len(line) - len(line.lstrip(" \t"))]  # its indentation
     return len(lines) - 0.5, ""
 
 

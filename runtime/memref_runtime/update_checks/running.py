@@ -64,7 +64,7 @@ def discover(inputs: list[str], lit_config) -> list[tuple[str, object]]:
 
     suites: dict = {}
     local_configs: dict = {}
-    found = []
+    found: list[tuple[str, object]] = []
     for given in inputs:
         if not os.path.exists(given):
             found.append((given, UpdateError(f"no such file or folder: {given!r}")))

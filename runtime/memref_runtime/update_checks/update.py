@@ -60,14 +60,16 @@ def update_file(path: str, test, lit_config, timeout: float = DEFAULT_TIMEOUT) -
     allow_traceback = _marker_reason("allow-traceback", text) is not None
     comment_marker(text)
     runs = run_checks(test, lit_config, timeout=timeout, allow_traceback=allow_traceback)
-    prefixes = [p for run, _ in runs for p in run.prefixes]
+    # run_checks keeps the steps that pipe into FileCheck: each has its prefixes.
+    prefixes = [p for run, _ in runs for p in run.prefixes or ()]
     blocks = generate_blocks(runs, run_to_run_masks(test).pattern(), prefixes)
     result.new_text = rewrite(text, blocks, prefixes)
     result.new_test = not used_prefixes(text, prefixes)
     used = used_prefixes(result.new_text, prefixes)
     for run, _ in runs:
-        unused = [p for p in run.prefixes if p not in used]
-        if len(unused) == len(run.prefixes):
+        run_prefixes = run.prefixes or []
+        unused = [p for p in run_prefixes if p not in used]
+        if len(unused) == len(run_prefixes):
             raise UpdateError(f"RUN line {run.line}: the command prints nothing to check")
         if unused:
             result.warnings.append(
