@@ -41,7 +41,7 @@ class MemRefArray(np.ndarray):
     """
 
     @property
-    def base(self):
+    def base(self) -> Any:
         """As for every array view_memref makes: the raw memory, whose `.owner` keeps it alive
         (NumPy puts a plain array between them, since a subclass is made as a view of one)."""
         base = _ndarray_base(self)
@@ -70,7 +70,7 @@ class MemRefArray(np.ndarray):
         return self.view(np.ndarray).__reduce__()
 
 
-def row_major_strides(shape) -> tuple:
+def row_major_strides(shape: Sequence[int]) -> tuple:
     """Element strides of a C-contiguous (row-major) array of `shape`: what an identity layout
     assumes, and what DLPack means by no strides."""
     strides, step = [], 1
@@ -148,7 +148,8 @@ def dlpack_copy_reason(array: np.ndarray) -> str | None:
     return None
 
 
-def to_dlpack(array: np.ndarray, *, stream=None, max_version=None, dl_device=None, copy: bool | None = None):
+def to_dlpack(array: np.ndarray, *, stream: object = None, max_version: tuple[int, int] | None = None,
+              dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> object:
     """A DLPack capsule over `array`'s memory (the `__dlpack__` of the array API standard, for
     every element type of the table: bf16 and f8 too). It holds `array` until the consumer is done.
 
