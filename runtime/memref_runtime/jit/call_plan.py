@@ -53,7 +53,7 @@ class CallPlan(NamedTuple):
     memref_results: tuple = ()
 
 
-def build_plan(sig: FunctionSignature, engine_owner) -> CallPlan:
+def build_plan(sig: FunctionSignature, engine_owner: object) -> CallPlan:
     """The plan for calling `sig` (a public function with a body) through its C interface;
     `engine_owner` keeps the engine alive for the views of its globals that calls return."""
     _refuse_unsupported(sig)
@@ -181,7 +181,8 @@ class Invoker:
     failed check (no results are read then).
     """
 
-    def __init__(self, plan: CallPlan, signature: FunctionSignature, linked: LinkedEngine, owner=None):
+    def __init__(self, plan: CallPlan, signature: FunctionSignature, linked: LinkedEngine,
+                 owner: object = None) -> None:
         self.plan, self.signature, self.linked, self.owner = plan, signature, linked, owner
         self.name = signature.name
         self.native = linked.native(self.name)
@@ -204,7 +205,7 @@ class Invoker:
             self.signature, self.bind, self.benchmark, self.owner, self)
         return invoke
 
-    def bind(self, *args):
+    def bind(self, *args: Any) -> Callable[[], Any]:
         """Checks and packs `args` once and returns a function of no arguments that calls the
         function on them: the arrays' current contents are read at each call, but not later
         changes of their shape. It keeps the arguments alive (`.args`, and the views it reads of
@@ -226,9 +227,9 @@ class Invoker:
         bound.args, bound.owner, bound.frame = args, self.owner, frame  # type: ignore[attr-defined]  # as invoke's
         return bound
 
-    def benchmark(self, *args, warmup: float = DEFAULT_WARMUP, repeats: int = DEFAULT_REPEATS,
-                  min_time: float | None = None, number: int | None = None, flops=None, bytes=None,
-                  clock: str = "cpu") -> BenchmarkResult:
+    def benchmark(self, *args: Any, warmup: float = DEFAULT_WARMUP, repeats: int = DEFAULT_REPEATS,
+                  min_time: float | None = None, number: int | None = None, flops: float | None = None,
+                  bytes: float | None = None, clock: str = "cpu") -> BenchmarkResult:
         """Times calls on `args` in a native loop (benchmark.py); returns a BenchmarkResult."""
         return run_benchmark(self, args, warmup=warmup, repeats=repeats, min_time=min_time, number=number,
                              flops=flops, bytes=bytes, clock=clock)
@@ -295,6 +296,7 @@ def _runner(finish, name: str, native, before_native=None, after_native=None):
     return run_with_hooks
 
 
-def make_invoker(plan: CallPlan, signature: FunctionSignature, linked: LinkedEngine, owner=None):
+def make_invoker(plan: CallPlan, signature: FunctionSignature, linked: LinkedEngine,
+                 owner: object = None) -> Callable[..., Any]:
     """`jit.<name>` after its first call: the function of a new Invoker (process/timing.py wraps this)."""
     return Invoker(plan, signature, linked, owner).function

@@ -18,13 +18,16 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Collection
+from typing import Any
 
 # `"name":line:col` inside a diagnostic's location, `loc("-":4:20)` printed.
 _LOCATION = re.compile(r'"((?:[^"\\]|\\.)*)":(\d+):(\d+)')
 MAX_EXCERPTS = 5
 
 
-def parse_module(ir, source, context, *, path: str | os.PathLike | None = None):
+def parse_module(ir: Any, source: str | bytes | None, context: Any, *,
+                 path: str | os.PathLike | None = None) -> Any:
     """`ir.Module` from MLIR text or bytecode `source`, or from the file at `path` (named by it
     in diagnostics, where the bindings can parse a file). A parse error (the bindings'
     `MLIRError`) carries the source lines its diagnostics point at, as notes."""
@@ -51,7 +54,7 @@ def _read(path: str) -> bytes:
         return f.read()
 
 
-def excerpts(error, source, names) -> list[str]:
+def excerpts(error: Exception, source: str | bytes, names: Collection[str]) -> list[str]:
     """One text per distinct location of `error`'s diagnostics (and their notes) inside
     `source` (named by one of `names`): the line and a caret under the column."""
     if isinstance(source, bytes):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+from collections.abc import Callable
 
 from ..bindings import bindings
 
@@ -118,7 +119,7 @@ def compiled_builtins() -> tuple:
     return tuple(zip(COMPILED_BUILTINS, table))
 
 
-def builtins(uses_bf16=lambda: True) -> tuple:
+def builtins(uses_bf16: Callable[[], bool] = lambda: True) -> tuple:
     """(name, ctypes.c_void_p address) of the soft-float builtins an engine gets (what
     raw_register_runtime takes): libgcc's, and the bf16 ones compiled here where libgcc_s lacks
     them and `uses_bf16()` says the engine's module has bf16 values (a JIT of ~40 ms, once per

@@ -36,6 +36,8 @@ from __future__ import annotations
 import ctypes
 import functools
 import time
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from ..bindings import bindings
 
@@ -205,7 +207,8 @@ class TimingLoop:
     `enter(args_address)` runs the loop's packed wrapper: a plain ctypes call, or a JitModule's
     runtime-verification guard (which raises when a check in the kernel failed)."""
 
-    def __init__(self, kernel: int, packed: int, frees=(), enter=None, clocks=tuple(CLOCKS)):
+    def __init__(self, kernel: int, packed: int, frees: Sequence[tuple[int, int]] = (),
+                 enter: Callable[[Any], object] | None = None, clocks: Sequence[str] = tuple(CLOCKS)) -> None:
         unknown = [c for c in clocks if c not in CLOCKS]
         if unknown or not 0 < len(clocks) <= MAX_CLOCKS:
             raise ValueError(f"TimingLoop: clocks must be 1 to {MAX_CLOCKS} of {sorted(CLOCKS)}, got {clocks!r}")
