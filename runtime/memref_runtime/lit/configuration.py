@@ -46,7 +46,7 @@ JIT_MACHINES = {"x86_64", "amd64", "aarch64", "arm64"}
 # lowering memref.load/store of i1, so tests with i1 memrefs require `mlir-i1-memref`.
 MIN_MLIR_VERSION_FEATURES = {"mlir-i1-memref": 23}
 # The suite settings: -D name -> (environment variable, parse, feature when set or None).
-SUITE_SETTINGS = {
+SUITE_SETTINGS: dict[str, tuple[str, Callable[[str, str], Any], Callable[[Any], str | None]]] = {
     "opt_level": (settings.OPT_LEVEL_ENV, settings.parse_opt_level, lambda v: f"opt-level-{v}"),
     "runtime_verification": (settings.RUNTIME_VERIFICATION_ENV, settings.parse_flag,
                              lambda v: "runtime-verification" if v else None),
@@ -340,7 +340,7 @@ STEPS: tuple[Callable[[Suite], None], ...] = (
     set_environment, follow_upstream, register_updater, start_server)
 
 
-def configure(config, lit_config, **options) -> Configured:
+def configure(config: Any, lit_config: Any, **options: Any) -> Configured:
     """Runs STEPS on `config`; returns what was found."""
     suite = Suite(config, lit_config, Options(**options), Parameters(lit_config))
     for step in STEPS:

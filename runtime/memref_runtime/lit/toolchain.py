@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
@@ -37,7 +37,7 @@ def build_tree_of(path: str | None) -> str | None:
     return None
 
 
-def subdirs(roots, *names) -> list[str]:
+def subdirs(roots: Iterable[str], *names: str) -> list[str]:
     return [os.path.join(r, n) for r in roots for n in names]
 
 
