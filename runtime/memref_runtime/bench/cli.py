@@ -135,7 +135,7 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
     return options
 
 
-def measure(args) -> tuple[list, str]:
+def measure(args: argparse.Namespace) -> tuple[list, str]:
     """Rows (dicts: size, opt_level, result) for every opt level and size, and the pipeline used."""
     from ..jit import JitFunction, JitModule
     from ..settings import resolve_opt_level
@@ -195,7 +195,7 @@ def table(rows: list, title: str) -> str:
     return "\n".join(text)
 
 
-def as_json(rows: list, args, pipeline: str) -> str:
+def as_json(rows: list, args: argparse.Namespace, pipeline: str) -> str:
     from ..bindings import bindings
 
     return json.dumps({

@@ -12,7 +12,7 @@ from typing import Any
 EXTRA_HINT = "pip install 'memref-runtime[plot]' (or pip install matplotlib)"
 
 
-def require():
+def require() -> Any:
     """matplotlib.pyplot with a file-only backend, or ImportError naming the extra."""
     try:
         import matplotlib

@@ -20,6 +20,11 @@ import atexit
 import os
 import sys
 
+# typing.TYPE_CHECKING without importing typing in every test process.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 
 class CallbackException(RuntimeError):
     """Exceptions were raised in ctypes callbacks called from native code (tracebacks printed above)."""
@@ -32,13 +37,13 @@ class Recorder:
     the pre-started interpreter, is the child's too).
     """
 
-    def __init__(self, previous):
+    def __init__(self, previous: Callable[[sys.UnraisableHookArgs], object]) -> None:
         self.previous = previous
-        self.errors: list[BaseException] = []
+        self.errors: list[BaseException | None] = []  # None: what sys.unraisablehook may get, in theory
         self.reported = 0  # errors[:reported] made something fail already
         self.exits_nonzero = False
 
-    def hook(self, unraisable) -> None:
+    def hook(self, unraisable: sys.UnraisableHookArgs) -> None:
         self.previous(unraisable)  # the traceback, printed where it always went
         if "ctypes callback" in (unraisable.err_msg or ""):
             self.errors.append(unraisable.exc_value)

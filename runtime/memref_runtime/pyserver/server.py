@@ -93,7 +93,7 @@ class Server:
 
     # --- serving --------------------------------------------------------------------------
 
-    def serve(self, owner: int | None):
+    def serve(self, owner: int | None) -> dict | None:
         """Serves until shut down (returns None) or, in a forked child, returns its request."""
         self.selector.register(self.listener, selectors.EVENT_READ, "accept")
         if owner is not None:
@@ -129,7 +129,7 @@ class Server:
             if os.getpid() == self.pid:
                 self.shutdown()
 
-    def accept(self):
+    def accept(self) -> dict | None:
         try:
             conn, _ = self.listener.accept()
         except OSError:
@@ -168,7 +168,7 @@ class Server:
         return None
 
     @staticmethod
-    def receive(conn) -> tuple[dict, list]:
+    def receive(conn: socket.socket) -> tuple[dict, list]:
         import marshal
 
         fd_space = socket.CMSG_SPACE(4 * struct.calcsize("i"))
@@ -198,14 +198,14 @@ class Server:
                 os.close(fd)
             raise
 
-    def refuse(self, conn, fds) -> None:
+    def refuse(self, conn: socket.socket, fds: list[int]) -> None:
         for fd in fds:
             os.close(fd)
         self.send(conn, _record(b"F", 0))
         conn.close()
 
     @staticmethod
-    def send(conn, data: bytes) -> None:
+    def send(conn: socket.socket, data: bytes) -> None:
         try:
             conn.setblocking(True)
             conn.sendall(data)
@@ -271,7 +271,7 @@ class Server:
 
     # --- in the child ---------------------------------------------------------------------
 
-    def become_child(self, conn) -> None:
+    def become_child(self, conn: socket.socket) -> None:
         """Leaves the server's role: own process group, dies with the server, no server fds."""
         dies_with(self.pid)
         for s, handler in self.signals.items():  # SIGTERM's, first of all
@@ -290,7 +290,7 @@ class Server:
         self.listener.close()
 
 
-def create_stdio(fd: int, write: bool, name: str, encoding: str, errors: str, buffered: bool):
+def create_stdio(fd: int, write: bool, name: str, encoding: str, errors: str, buffered: bool) -> io.TextIOWrapper:
     """sys.stdin/stdout/stderr as CPython makes them at start-up (pylifecycle.c create_stdio)."""
     buffering = -1 if buffered or not write else 0
     # Any: which io class open() makes depends on the mode and buffering computed here.
@@ -396,7 +396,7 @@ def run_command(argv: list) -> None:
     exec(code, main.__dict__)
 
 
-def exit_status(code) -> int:
+def exit_status(code: object) -> int:
     """The exit status of `raise SystemExit(code)`, its message printed (CPython's _Py_HandleSystemExit)."""
     if code is None:
         return 0

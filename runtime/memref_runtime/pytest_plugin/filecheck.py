@@ -63,7 +63,7 @@ def find(given: str | None = None) -> FileCheck | None:
     return None
 
 
-def run(text: str, checks, *args: str, filecheck: FileCheck | None) -> None:
+def run(text: str, checks: str | os.PathLike, *args: str, filecheck: FileCheck | None) -> None:
     """Checks `text` against `checks` (CHECK lines as a string, or the path of a file holding
     them) with `args` (`--check-prefix=FOO`, ...); pytest.fail with FileCheck's own message."""
     if filecheck is None:

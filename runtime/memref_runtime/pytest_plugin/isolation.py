@@ -40,7 +40,8 @@ import sys
 import tempfile
 import time
 import warnings
-from typing import NamedTuple
+from collections.abc import Generator
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -66,7 +67,7 @@ class Isolation:
         self.timeout, self.timeout_origin = timeout, timeout_origin
         self.recorder = callbacks.recorder()
 
-    def marker_timeout(self, item) -> tuple[bool, float | None, str]:
+    def marker_timeout(self, item: pytest.Item) -> tuple[bool, float | None, str]:
         """(isolated?, timeout in seconds or None, where the timeout was set)."""
         marker = item.get_closest_marker("isolated")
         if marker is None:
@@ -80,7 +81,7 @@ class Isolation:
         return True, (timeout or None), "@pytest.mark.isolated(timeout=...)"
 
     @pytest.hookimpl(tryfirst=True)
-    def pytest_pyfunc_call(self, pyfuncitem):
+    def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> bool | None:
         if _in_child:
             return None  # the child: the test function itself, by pytest's own implementation
         isolated, timeout, origin = self.marker_timeout(pyfuncitem)
@@ -93,7 +94,7 @@ class Isolation:
         return True
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
-    def pytest_runtest_makereport(self, item, call):
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> Generator[None, Any, Any]:
         report = yield
         longrepr = item.stash.get(_LONGREPR, None)
         if longrepr is not None and call.when == "call":
@@ -106,7 +107,7 @@ class Isolation:
 class Child:
     """One isolated call: fork, wait (with the timeout), and the outcome or the crash report."""
 
-    def __init__(self, isolation: Isolation, item, timeout: float | None, origin: str):
+    def __init__(self, isolation: Isolation, item: pytest.Function, timeout: float | None, origin: str) -> None:
         self.isolation, self.item, self.timeout, self.origin = isolation, item, timeout, origin
         self.capture = capture = item.config.getoption("capture", "no")  # "no" without pytest's capture plugin
         # Under fd capture, fd 2 is pytest's capture file: the child's stderr is held back and
@@ -212,7 +213,9 @@ class Child:
             "leaked": self.leaked_in_child() if error is None else 0,
         }
         if self.capture == "sys":  # the child's sys.stdout and sys.stderr are memory of its own
-            outcome["captured"] = item.config.pluginmanager.get_plugin("capturemanager").read_global_capture()
+            capture_manager = item.config.pluginmanager.get_plugin("capturemanager")
+            assert capture_manager is not None  # --capture=sys is its option
+            outcome["captured"] = capture_manager.read_global_capture()
         return outcome
 
     def leaked_in_child(self) -> int:

@@ -14,9 +14,12 @@ or payload) and nothing else; an infinity matches only an infinity of the same s
 from __future__ import annotations
 
 import sys
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
 
 from ..element_types import is_numpy_native
 from ..interop import import_array, is_array_like
@@ -46,7 +49,7 @@ _EXACT = Tolerance(0.0, 0.0)
 _SHOWN_MISMATCHES = 5
 
 
-def default_tolerance(dtype) -> Tolerance:
+def default_tolerance(dtype: DTypeLike) -> Tolerance:
     """The (rtol, atol) check_close uses for `dtype` when not told: the table, exact for integers and bool."""
     dtype = np.dtype(dtype)
     if dtype.kind in "biu":
@@ -186,12 +189,14 @@ def _check(label: str, actual, expected, rtol, atol) -> tuple[str | None, np.nda
     return (_report(label, a, e, wrong, tol, rtol is not None or atol is not None) if wrong.any() else None), a
 
 
-def compare(label: str, actual, expected, *, rtol: float | None = None, atol: float | None = None) -> str | None:
+def compare(label: str, actual: object, expected: object, *, rtol: float | None = None,
+            atol: float | None = None) -> str | None:
     """What check_close would raise for these values (the AssertionError's text), or None if they agree."""
     return _check(label, actual, expected, rtol, atol)[0]
 
 
-def check_close(label: str, actual, expected, *, rtol: float | None = None, atol: float | None = None) -> None:
+def check_close(label: str, actual: object, expected: object, *, rtol: float | None = None,
+                atol: float | None = None) -> None:
     """Checks `actual` against `expected` (same shape and dtype; a Python number takes the other
     side's dtype) within the dtype's default tolerance or the `rtol`/`atol` given; prints
     `<label>: ok, <dtype>, shape <shape>` to stderr, or raises AssertionError saying what differs."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Iterable
 
 from .checks import CHECK_KINDS, GENERATED_KINDS, LABEL_PATTERN, CheckLine, section_key
 from .errors import UpdateError
@@ -165,7 +166,7 @@ def place(lines: list[str], old: dict[tuple, list[Found]], blocks: dict[tuple, l
                 edits.replaced[i] = []
 
 
-def rewrite(text: str, blocks: dict[tuple, list[CheckLine]], prefixes) -> str:
+def rewrite(text: str, blocks: dict[tuple, list[CheckLine]], prefixes: Iterable[str]) -> str:
     """`text` with its generated CHECK lines replaced by `blocks`: parse, place, emit."""
     comment = comment_marker(text)
     lines = text.splitlines(keepends=True)
@@ -176,7 +177,7 @@ def rewrite(text: str, blocks: dict[tuple, list[CheckLine]], prefixes) -> str:
     return edits.emit(lines)
 
 
-def used_prefixes(text: str, prefixes) -> set[str]:
+def used_prefixes(text: str, prefixes: Iterable[str]) -> set[str]:
     """The prefixes that have at least one CHECK line (of any kind) in `text`."""
     check_re = _check_line_re(comment_marker(text), prefixes)
     return {m.group("prefix") for m in map(check_re.match, text.splitlines()) if m}

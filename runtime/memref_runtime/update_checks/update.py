@@ -6,6 +6,7 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from .checks import generate_blocks
 from .errors import RunFailed, Skipped, UpdateError
@@ -47,7 +48,7 @@ def _marker_reason(name: str, text: str) -> str | None:
     return m.group("reason").strip()
 
 
-def update_file(path: str, test, lit_config, timeout: float = DEFAULT_TIMEOUT) -> FileResult:
+def update_file(path: str, test: Any, lit_config: Any, timeout: float = DEFAULT_TIMEOUT) -> FileResult:
     """The new text of test file `path` (a FileResult with old_text and new_text set); raises
     RunFailed for a run that failed, UpdateError for a file the tool cannot update."""
     with open(path, encoding="utf-8", newline="") as f:
@@ -78,7 +79,8 @@ def update_file(path: str, test, lit_config, timeout: float = DEFAULT_TIMEOUT) -
     return result
 
 
-def update_test(path: str, test, lit_config, check: bool = False, timeout: float = DEFAULT_TIMEOUT) -> FileResult:
+def update_test(path: str, test: Any, lit_config: Any, check: bool = False,
+                timeout: float = DEFAULT_TIMEOUT) -> FileResult:
     """Updates (with `check`, only compares) one lit test; a file whose run failed is left as it is."""
     try:
         result = update_file(test.getSourcePath(), test, lit_config, timeout=timeout)
