@@ -49,7 +49,9 @@ class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         # A module of its own that shows the target's names (star imports see them) and
         # forwards anything added later, so the target module itself is never altered.
         # Submodules are left out: they are imported through the alias too.
-        target = importlib.import_module(self.target_of(module.__name__))
+        name = self.target_of(module.__name__)
+        assert name is not None  # find_spec made this module's spec only for an aliased name
+        target = importlib.import_module(name)
 
         def is_submodule(name, value):
             return isinstance(value, types.ModuleType) and value.__name__ == f"{target.__name__}.{name}"

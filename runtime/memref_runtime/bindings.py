@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import importlib
 import os
+from collections.abc import Iterable
 from types import SimpleNamespace
 
 from . import environment
@@ -64,7 +65,7 @@ def package_folders(name: str) -> list[str]:
     return list(spec.submodule_search_locations or []) if spec else []
 
 
-def package_opt_tool(name: str, folders) -> str | None:
+def package_opt_tool(name: str, folders: Iterable[str]) -> str | None:
     """The opt tool that the bindings package `name`, found in `folders`, ships (no import)."""
     relative = _OPT_TOOLS.get(name, ("bin", "mlir-opt"))
     return next((tool for tool in (os.path.join(folder, *relative) for folder in folders)

@@ -20,9 +20,13 @@ from __future__ import annotations
 
 import ctypes
 import weakref
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
 
 from .descriptors import (
     MAX_RANK,
@@ -79,7 +83,7 @@ class _RankedPlan(NamedTuple):
     """What converting an array of one (dtype, rank) needs, computed once."""
 
     cls: type
-    pack_into: object
+    pack_into: Callable[..., None]
     itemsize: int
     alignment: int
     contiguous_strides: dict  # byte strides of C-contiguous arrays -> element strides
@@ -99,7 +103,8 @@ def _contiguous_element_strides(cache: dict, byte_strides: tuple, itemsize: int)
 def _ranked_plan(nparray, argument: str) -> _RankedPlan:
     et = _check_array(nparray, argument)
     cls = ranked_descriptor_type(nparray.ndim, et.ctype)
-    plan = _RankedPlan(cls, cls._packer_.pack_into, et.dtype.itemsize, et.dtype.alignment, {})
+    plan = _RankedPlan(cls, cls._packer_.pack_into,  # type: ignore[attr-defined]  # descriptors._finish sets it
+                       et.dtype.itemsize, et.dtype.alignment, {})
     _RANKED_PLANS[nparray.dtype, nparray.ndim] = plan
     return plan
 
@@ -123,7 +128,8 @@ def get_ranked_memref_descriptor(nparray: np.ndarray, *, argument: str = "nparra
         # A writable C-contiguous array hands out its address through the buffer protocol,
         # three times faster than `nparray.ctypes`. Its strides are multiples of the item
         # size on every axis longer than 1, the only axes the native code steps along.
-        address = ctypes.addressof(ctypes.c_char.from_buffer(nparray))
+        # (numpy's stubs give ndarray its buffer only for Python 3.12 and later.)
+        address = ctypes.addressof(ctypes.c_char.from_buffer(nparray))  # type: ignore[arg-type]
         byte_strides = nparray.strides
         strides = contiguous_strides.get(byte_strides) or _contiguous_element_strides(
             contiguous_strides, byte_strides, itemsize)
@@ -164,7 +170,7 @@ def _structure_of(value, kind: type | None = None):
                     f"got {type(value).__name__}")
 
 
-def descriptor_to_numpy(desc: ctypes.Structure, owner=None) -> np.ndarray:
+def descriptor_to_numpy(desc: ctypes.Structure, owner: object = None) -> np.ndarray:
     """A view of the memory a ranked descriptor struct describes; keeps `owner` (default: desc) alive."""
     rank, ctype, packer = descriptor_layout(type(desc))
     fields = packer.unpack_from(desc)
@@ -175,7 +181,7 @@ def descriptor_to_numpy(desc: ctypes.Structure, owner=None) -> np.ndarray:
                        desc if owner is None else owner, read_only)
 
 
-def ranked_memref_to_numpy(ranked_memref) -> np.ndarray:
+def ranked_memref_to_numpy(ranked_memref: object) -> np.ndarray:
     """Converts ranked memrefs to numpy arrays."""
     return descriptor_to_numpy(_structure_of(ranked_memref))
 
@@ -192,7 +198,7 @@ def read_ranked_descriptor(rank: int, descriptor: int, where: str) -> tuple:
     return packer.unpack(ctypes.string_at(descriptor, packer.size))
 
 
-def unranked_to_numpy(rank: int, descriptor: int, dtype, owner) -> np.ndarray:
+def unranked_to_numpy(rank: int, descriptor: int, dtype: np.dtype, owner: object) -> np.ndarray:
     """A view of the ranked descriptor at address `descriptor`, of rank `rank` and element `dtype`."""
     fields = read_ranked_descriptor(rank, descriptor, "unranked_memref")
     return view_memref(fields[1] + fields[2] * dtype.itemsize, fields[3:3 + rank],
@@ -206,13 +212,13 @@ def _dtype_of(np_dtype) -> np.dtype:
     return element_type_for_dtype(dtype, argument="np_dtype").dtype
 
 
-def unranked_memref_to_numpy(unranked_memref, np_dtype) -> np.ndarray:
+def unranked_memref_to_numpy(unranked_memref: object, np_dtype: DTypeLike | type) -> np.ndarray:
     """Converts unranked memrefs to numpy arrays."""
     desc = _structure_of(unranked_memref, UnrankedMemRefDescriptor)
     return unranked_to_numpy(desc.rank, desc.descriptor, _dtype_of(np_dtype), desc)
 
 
-def move_aligned_ptr_by_offset(aligned_ptr, offset: int):
+def move_aligned_ptr_by_offset(aligned_ptr: Any, offset: int) -> Any:
     """Moves the supplied ctypes pointer ahead by `offset` elements."""
     address = ctypes.cast(aligned_ptr, ctypes.c_void_p).value or 0
     return ctypes.cast(address + offset * ctypes.sizeof(aligned_ptr._type_), type(aligned_ptr))

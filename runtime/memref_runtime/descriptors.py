@@ -12,6 +12,7 @@ import ctypes
 import functools
 import operator
 import struct
+from typing import Any
 
 _I64 = ctypes.c_longlong
 
@@ -25,7 +26,7 @@ class UnrankedMemRefDescriptor(ctypes.Structure):
 MAX_RANK = 64  # NumPy's limit on ndim: a larger rank read from native memory is garbage
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def descriptor_packer(rank: int) -> struct.Struct:
     """The raw layout of a ranked descriptor, {allocated, aligned, offset, sizes, strides}: int64s."""
     return struct.Struct(f"={3 + 2 * rank}q")
@@ -49,8 +50,9 @@ def _validate_ctype(ctype):
     return ctype
 
 
-def _finish(cls: type, rank: int, ctype: type) -> type:
-    # The raw layout lets conversions pack and unpack a descriptor in one struct call.
+def _finish(cls: Any, rank: int, ctype: type) -> type:
+    # The raw layout lets conversions pack and unpack a descriptor in one struct call. (`cls` is
+    # Any: the attributes set here are not in the type of a class made at run time.)
     cls._rank_ = rank
     cls._element_ctype_ = ctype
     cls._packer_ = descriptor_packer(rank)
@@ -102,7 +104,7 @@ def ranked_descriptor_type(rank: int, ctype: type) -> type:
 def descriptor_layout(cls: type) -> tuple[int, type, struct.Struct]:
     """(rank, element ctype, raw packer) of any ranked descriptor class with upstream's fields."""
     try:
-        return cls._rank_, cls._element_ctype_, cls._packer_
+        return cls._rank_, cls._element_ctype_, cls._packer_  # type: ignore[attr-defined]  # set by _finish
     except AttributeError:
         pass
     names = [f[0] for f in getattr(cls, "_fields_", ())]
@@ -110,6 +112,7 @@ def descriptor_layout(cls: type) -> tuple[int, type, struct.Struct]:
         raise TypeError(
             f"memref: expected a ranked memref descriptor (fields allocated, aligned, offset"
             f"[, shape, strides]), got {cls.__name__} with fields {names}")
-    rank = cls.shape.size // ctypes.sizeof(_I64) if names[3:] else 0
-    ctype = dict(cls._fields_)["aligned"]._type_
+    # A Structure subclass's fields are its class attributes, unknown to its type.
+    rank = cls.shape.size // ctypes.sizeof(_I64) if names[3:] else 0  # type: ignore[attr-defined]
+    ctype = dict(cls._fields_)["aligned"]._type_  # type: ignore[attr-defined]
     return rank, ctype, descriptor_packer(rank)

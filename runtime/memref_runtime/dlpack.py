@@ -22,6 +22,7 @@ from __future__ import annotations
 import ctypes
 import struct
 import threading
+from collections.abc import Callable, Sequence
 
 # --- dlpack.h --------------------------------------------------------------------------------
 
@@ -138,7 +139,7 @@ _dying_is_valid = _api("PyCapsule_IsValid", ctypes.c_int, ctypes.c_void_p, ctype
 _dying_get_pointer = _api("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p)
 
 
-def capsule_kind(capsule) -> bytes | None:
+def capsule_kind(capsule: object) -> bytes | None:
     """VERSIONED or LEGACY for a DLPack capsule nobody has taken yet, else None."""
     for name in (VERSIONED, LEGACY):
         if _capsule_is_valid(capsule, name):
@@ -148,7 +149,8 @@ def capsule_kind(capsule) -> bytes | None:
 
 # --- in: a producer's tensor ---------------------------------------------------------------------
 
-_DELETERS: dict[int, object] = {}  # deleter address -> a ctypes function calling it (one per producer library)
+# deleter address -> a ctypes function calling it (one per producer library)
+_DELETERS: dict[int, Callable[[int], None]] = {}
 
 
 def _call_deleter(deleter: int, managed: int) -> None:
@@ -178,8 +180,18 @@ class ImportedTensor:
 
     __slots__ = ("_managed", "_deleter", "versioned", "version", "flags", "data", "device", "shape", "strides",
                  "dtype", "__weakref__")
+    _managed: int
+    _deleter: int | None
+    versioned: bool
+    version: tuple[int, int] | None  # None: a legacy capsule, which carries no version
+    flags: int
+    data: int
+    device: tuple[int, int]
+    shape: tuple[int, ...]
+    strides: tuple[int, ...] | None  # None: row-major
+    dtype: tuple[int, int, int]  # DLPack (code, bits, lanes)
 
-    def __init__(self, capsule):
+    def __init__(self, capsule: object) -> None:
         self._deleter = None  # __del__ runs even if this raises
         kind = capsule_kind(capsule)
         if kind is None:
@@ -248,8 +260,8 @@ def _destroy_capsule(capsule):
 _DELETE_EXPORTED = ctypes.cast(_delete_exported, ctypes.c_void_p).value
 
 
-def new_capsule(owner, data: int, shape, strides, dtype: tuple, *, versioned: bool,
-                version: tuple = VERSION, flags: int = 0):
+def new_capsule(owner: object, data: int, shape: Sequence[int], strides: Sequence[int], dtype: tuple, *,
+                versioned: bool, version: tuple = VERSION, flags: int = 0) -> object:
     """A DLPack capsule over `data` (strides in elements, dtype (code, bits, lanes)), on the CPU.
 
     Ownership: `owner`, whatever keeps the memory valid, is held until the consumer calls

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import ctypes
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
 
 from . import dlpack as dl
 
 try:  # Optional: bf16 and the f8 types have no NumPy dtype without it.
     import ml_dtypes
 except ModuleNotFoundError:  # pragma: no cover - depends on the environment
-    ml_dtypes = None
+    ml_dtypes = None  # type: ignore[assignment]  # the module, or None without it
 
 
 class C128(ctypes.Structure):
@@ -119,7 +122,7 @@ def _build_tables():
     by_mlir: dict[str, ElementType] = {}
     by_ctype: dict[type, ElementType] = {}
     by_dlpack: dict[tuple, ElementType] = {}
-    rows = [(m, np.dtype(d), c, code) for m, d, c, code in _NUMPY_TABLE]
+    rows: list[tuple[str, np.dtype, type, int]] = [(m, np.dtype(d), c, code) for m, d, c, code in _NUMPY_TABLE]
     if ml_dtypes is not None:
         rows += [(m, np.dtype(getattr(ml_dtypes, a)), c, code) for m, a, c, code in _ML_DTYPES_TABLE]
     for mlir_name, dtype, ctype, code in rows:
@@ -131,10 +134,10 @@ def _build_tables():
     for alias, dtype_name in _MLIR_ALIASES.items():
         by_mlir[alias] = by_dtype[np.dtype(dtype_name)]._replace(mlir=alias)
     # Platform spellings of the same C types (c_long is c_int64 on LP64, etc.).
-    for ctype in (ctypes.c_long, ctypes.c_longlong, ctypes.c_ulong, ctypes.c_ulonglong,
-                  ctypes.c_int, ctypes.c_uint, ctypes.c_short, ctypes.c_ushort,
-                  ctypes.c_byte, ctypes.c_ubyte):
-        by_ctype.setdefault(ctype, by_dtype[np.dtype(ctype)])
+    for spelling in (ctypes.c_long, ctypes.c_longlong, ctypes.c_ulong, ctypes.c_ulonglong,
+                     ctypes.c_int, ctypes.c_uint, ctypes.c_short, ctypes.c_ushort,
+                     ctypes.c_byte, ctypes.c_ubyte):
+        by_ctype.setdefault(spelling, by_dtype[np.dtype(spelling)])
     return by_dtype, by_mlir, by_ctype, by_dlpack
 
 
@@ -145,21 +148,21 @@ _ML_DTYPES_DLPACK = {(code, 8 * ctypes.sizeof(c)): a for _, a, c, code in _ML_DT
 _DLPACK_OF = {et.dtype: (code, bits, 1) for (code, bits), et in _BY_DLPACK.items()}
 
 
-def is_numpy_native(dtype) -> bool:
+def is_numpy_native(dtype: DTypeLike) -> bool:
     """A dtype of NumPy itself, not one of ml_dtypes (bf16, the f8 types), which NumPy files
     under kind 'V' and cannot save, print or take `finfo` of by itself."""
     dtype = np.dtype(dtype)
     return not (type(dtype).__module__.startswith("ml_dtypes") or dtype.type.__module__.startswith("ml_dtypes"))
 
 
-def describe_dtype(dtype) -> str:
+def describe_dtype(dtype: DTypeLike) -> str:
     """A short human description of a dtype for error messages."""
     dtype = np.dtype(dtype)
     order = {"<": "little-endian ", ">": "big-endian "}.get(dtype.byteorder, "")
     return f"{order}{dtype.name} ('{dtype.str}')"
 
 
-def element_type_for_dtype(dtype, argument: str = "array") -> ElementType:
+def element_type_for_dtype(dtype: DTypeLike, argument: str = "array") -> ElementType:
     """The element type of a NumPy dtype; TypeError/ValueError naming it if unsupported."""
     et = _BY_DTYPE.get(dtype)
     if et is not None:
@@ -179,7 +182,7 @@ def element_type_for_dtype(dtype, argument: str = "array") -> ElementType:
     )
 
 
-def element_type_for_mlir(name) -> ElementType:
+def element_type_for_mlir(name: object) -> ElementType:
     """The element type of an MLIR element type (a string or an `ir.Type`)."""
     name = str(name)
     et = _BY_MLIR.get(name)
@@ -200,7 +203,7 @@ def dtypes_for_mlir(name: str) -> tuple[np.dtype, ...]:
     return (et.dtype,)
 
 
-def element_type_for_ctype(ctype) -> ElementType:
+def element_type_for_ctype(ctype: type) -> ElementType:
     """The element type of a ctypes element type (c_float, F16, C64, ...)."""
     et = _BY_CTYPE.get(ctype)
     if et is not None:
@@ -227,12 +230,12 @@ def element_type_for_dlpack(code: int, bits: int, lanes: int = 1) -> ElementType
                     + ", ".join(f"{dl.type_name(*k)} ({e.mlir})" for k, e in sorted(_BY_DLPACK.items())))
 
 
-def dlpack_type_for_dtype(dtype) -> tuple[int, int, int] | None:
+def dlpack_type_for_dtype(dtype: DTypeLike) -> tuple[int, int, int] | None:
     """The DLPack data type (code, bits, lanes) of a NumPy dtype the table has, else None."""
     return _DLPACK_OF.get(dtype) or _DLPACK_OF.get(np.dtype(dtype))
 
 
-def as_ctype(dtp) -> type:
+def as_ctype(dtp: DTypeLike) -> type:
     """Converts dtype to ctype."""
     et = _BY_DTYPE.get(dtp)
     if et is None:

@@ -25,6 +25,8 @@ flag and aborts on negative strides.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from typing import Any, Literal
 
 import numpy as np
 
@@ -80,7 +82,7 @@ def _device_text(value) -> str | None:
     return None
 
 
-def describe_foreign(value, view: np.ndarray | None = None, view_text: str | None = None, *,
+def describe_foreign(value: Any, view: np.ndarray | None = None, view_text: str | None = None, *,
                      device: bool = True) -> str:
     """What an error message calls `value`, in its framework's terms: `a torch.Tensor of dtype
     torch.float16, shape (4,), device cpu`; an object without dtype and shape by its type and
@@ -113,7 +115,7 @@ def _address(view: np.ndarray) -> int:
     return view.__array_interface__["data"][0]
 
 
-def from_dlpack(value, argument: str = "array", expected: str | None = None) -> tuple[np.ndarray, int, object]:
+def from_dlpack(value: Any, argument: str = "array", expected: str | None = None) -> tuple[np.ndarray, int, object]:
     """(a NumPy view, the address of its first element, the ImportedTensor that owns it) of a
     DLPack producer's memory, read from the DLPack structs themselves: every element type of the
     table (bf16, f8, bool, complex)."""
@@ -186,7 +188,11 @@ def _from_torch(tensor, argument, expected):
     return from_dlpack(tensor, argument, expected)
 
 
-def torch_quick(dtype: np.dtype):
+# torch_quick's shortcut: a value -> (data address, shape), or None for the usual route.
+QuickRoute = Callable[[Any], tuple[int, Any] | None]
+
+
+def torch_quick(dtype: np.dtype) -> QuickRoute | Literal[False] | None:
     """The typed calls' shortcut for the common torch argument, specialised for NumPy `dtype`:
     a function of a value giving (data address, shape) for a plain `torch.Tensor` of that dtype
     on the CPU, C-contiguous, without grad, conjugate or negative bit (what `Tensor.numpy()`
@@ -306,7 +312,7 @@ def _route(value):
     return _per_value(value) if route is _per_value else route
 
 
-def is_array_like(value) -> bool:
+def is_array_like(value: object) -> bool:
     """Whether `value` is another framework's array that import_array takes (not an ndarray)."""
     return _route(value) is not None
 
@@ -317,7 +323,7 @@ def is_array_like(value) -> bool:
 importer = _route
 
 
-def import_array(value, argument: str = "array", expected: str | None = None) -> tuple[np.ndarray, int]:
+def import_array(value: object, argument: str = "array", expected: str | None = None) -> tuple[np.ndarray, int]:
     """(a zero-copy NumPy view of `value`'s memory, the address of its first element), for an
     object is_array_like accepts; errors name `argument` (and `expected`, an MLIR type). The
     view keeps the memory valid."""
@@ -328,14 +334,14 @@ def import_array(value, argument: str = "array", expected: str | None = None) ->
     return route(value, argument, expected)[:2]
 
 
-def as_ndarray(value, argument: str = "array") -> np.ndarray:
+def as_ndarray(value: object, argument: str = "array") -> np.ndarray:
     """`value` if it is an ndarray, else a zero-copy NumPy view of its memory (import_array)."""
     return value if isinstance(value, np.ndarray) else import_array(value, argument)[0]
 
 
 # --- out (to_dlpack, the capsule itself, is views.py's) -----------------------------------------
 
-def to_framework(array: np.ndarray, framework: str):
+def to_framework(array: np.ndarray, framework: str) -> tuple[Any, bool]:
     """(`array` as `framework`'s array, whether that is a copy): torch shares the memory (a copy
     for negative strides, which torch lacks); JAX arrays are immutable, so JAX gets a copy."""
     if framework == "numpy":

@@ -17,6 +17,8 @@ import os
 import shlex
 import subprocess
 import tempfile
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from . import environment
 
@@ -46,7 +48,7 @@ def stamp(path: str) -> list | None:
     return [st.st_size, st.st_mtime_ns, st.st_ino]
 
 
-def cached(kind: str, key: dict, compute, depends_on):
+def cached(kind: str, key: dict, compute: Callable[[], Any], depends_on: Callable[[Any], Iterable[str]]) -> Any:
     """`compute()` (a JSON-able dict), or the answer stored for `kind` and `key` while the stamps
     of `depends_on(answer)` (paths) are what they were when it was stored. A None answer (the
     program could not tell) is returned but not stored."""

@@ -46,7 +46,7 @@ def default_opt_level() -> int:
     return DEFAULT_OPT_LEVEL if text in (None, "") else parse_opt_level(text)
 
 
-def resolve_opt_level(opt_level) -> int:
+def resolve_opt_level(opt_level: int | None) -> int:
     """`opt_level` (0-3), or the default for None; ValueError for anything else."""
     if opt_level is None:
         return default_opt_level()

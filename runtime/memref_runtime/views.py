@@ -12,6 +12,9 @@ interop.py (other frameworks' arrays in) make their views here.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any, Literal, TypeVar, overload
+
 import numpy as np
 
 from . import dlpack as dl
@@ -22,6 +25,8 @@ class _MemRefView:
     """The base of an array made from a memref: the raw memory and what keeps it alive."""
 
     __slots__ = ("__array_interface__", "owner")
+    __array_interface__: dict[str, Any]
+    owner: object
 
 
 _ndarray_base = np.ndarray.base.__get__
@@ -36,7 +41,7 @@ class MemRefArray(np.ndarray):
     """
 
     @property
-    def base(self):
+    def base(self) -> Any:
         """As for every array view_memref makes: the raw memory, whose `.owner` keeps it alive
         (NumPy puts a plain array between them, since a subclass is made as a view of one)."""
         base = _ndarray_base(self)
@@ -49,7 +54,7 @@ class MemRefArray(np.ndarray):
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         return to_dlpack(self, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
 
-    def __dlpack_device__(self) -> tuple[int, int]:
+    def __dlpack_device__(self) -> tuple[Literal[1], Literal[0]]:
         return (1, 0)  # kDLCPU, device 0
 
     def __array_wrap__(self, array, context=None, return_scalar=False):
@@ -65,7 +70,7 @@ class MemRefArray(np.ndarray):
         return self.view(np.ndarray).__reduce__()
 
 
-def row_major_strides(shape) -> tuple:
+def row_major_strides(shape: Sequence[int]) -> tuple:
     """Element strides of a C-contiguous (row-major) array of `shape`: what an identity layout
     assumes, and what DLPack means by no strides."""
     strides, step = [], 1
@@ -86,10 +91,17 @@ def _interface_typestr(dtype: np.dtype) -> tuple[str, np.dtype | None]:
 
 
 _TYPESTR_CACHE: dict = {}
+_Array = TypeVar("_Array", bound=np.ndarray)
 
 
-def view_memref(address: int, shape, strides, dtype: np.dtype, owner, read_only: bool = False, *,
-                array_type: type | None = None) -> np.ndarray:
+@overload
+def view_memref(address: int, shape: Sequence[int], strides: Sequence[int], dtype: np.dtype, owner: object,
+                read_only: bool = False, *, array_type: None = None) -> np.ndarray: ...
+@overload
+def view_memref(address: int, shape: Sequence[int], strides: Sequence[int], dtype: np.dtype, owner: object,
+                read_only: bool = False, *, array_type: type[_Array]) -> _Array: ...
+def view_memref(address: int, shape: Sequence[int], strides: Sequence[int], dtype: np.dtype, owner: object,
+                read_only: bool = False, *, array_type: type[np.ndarray] | None = None) -> np.ndarray:
     """An array over native memory, writable unless `read_only`: `address` of the first element,
     strides in elements; its `.base.owner` is `owner`, kept alive as long as the array. Of
     `array_type` (an ndarray subclass, e.g. MemRefArray) if given."""
@@ -136,7 +148,8 @@ def dlpack_copy_reason(array: np.ndarray) -> str | None:
     return None
 
 
-def to_dlpack(array: np.ndarray, *, stream=None, max_version=None, dl_device=None, copy: bool | None = None):
+def to_dlpack(array: np.ndarray, *, stream: object = None, max_version: tuple[int, int] | None = None,
+              dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> object:
     """A DLPack capsule over `array`'s memory (the `__dlpack__` of the array API standard, for
     every element type of the table: bf16 and f8 too). It holds `array` until the consumer is done.
 

@@ -17,12 +17,15 @@ import operator
 import os
 import platform
 import sys
+from collections.abc import Callable
+from typing import Any
 
 from .inputs import InputError, make_inputs, takes_size
 
 QUICK = {"warmup": 0.005, "repeats": 5, "min_time": 0.02}
-_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-              ast.FloorDiv: operator.floordiv, ast.Pow: operator.pow, ast.USub: operator.neg}
+_OPERATORS: dict[type, Callable[..., Any]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv, ast.Pow: operator.pow, ast.USub: operator.neg}
 
 
 def _positive_ints(text: str, what: str, low: int) -> list[int]:
@@ -124,7 +127,7 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def _options(args) -> dict:
+def _options(args: argparse.Namespace) -> dict[str, Any]:
     options = dict(QUICK) if args.quick else {}
     for name in ("repeats", "min_time", "warmup"):
         if getattr(args, name) is not None:
@@ -132,12 +135,13 @@ def _options(args) -> dict:
     return options
 
 
-def measure(args) -> tuple[list, str]:
+def measure(args: argparse.Namespace) -> tuple[list, str]:
     """Rows (dicts: size, opt_level, result) for every opt level and size, and the pipeline used."""
     from ..jit import JitFunction, JitModule
     from ..settings import resolve_opt_level
 
-    rows, pipeline = [], None
+    rows: list[dict[str, Any]] = []
+    pipeline = ""  # the first level's, since there is one at least
     for level in args.opt_levels or [resolve_opt_level(None)]:
         jit = JitModule(args.file, pipeline=args.pipeline, opt_level=level)
         pipeline = jit.pipeline
@@ -151,8 +155,9 @@ def measure(args) -> tuple[list, str]:
             raise InputError(f"@{args.function}({', '.join(s.mlir for s in sig.inputs)}) takes sizes: give --sizes")
         for size in (args.sizes if sized else [None]):
             inputs = make_inputs(sig, size, seed=args.seed, fixed=dict(args.arg))
-            counts = {name: (None if getattr(args, name) is None or size is None else getattr(args, name)(size))
-                      for name in ("flops", "bytes")}
+            counts: dict[str, Any] = {
+                name: (None if getattr(args, name) is None or size is None else getattr(args, name)(size))
+                for name in ("flops", "bytes")}
             result = function.benchmark(*inputs, **_options(args), **counts, clock=args.clock)
             rows.append({"size": size, "opt_level": level, "result": result})
     return rows, pipeline
@@ -163,7 +168,7 @@ def table(rows: list, title: str) -> str:
     from ..jit.benchmark_result import CLOCK_NAMES
     from ..jit.benchmark_result import format_seconds as f
 
-    baseline = {}
+    baseline: dict[int | None, float] = {}  # size -> the first level's median
     for row in rows:
         baseline.setdefault(row["size"], row["result"].median)
     first = rows[0]["result"]
@@ -190,7 +195,7 @@ def table(rows: list, title: str) -> str:
     return "\n".join(text)
 
 
-def as_json(rows: list, args, pipeline: str) -> str:
+def as_json(rows: list, args: argparse.Namespace, pipeline: str) -> str:
     from ..bindings import bindings
 
     return json.dumps({

@@ -80,9 +80,11 @@ def make_inputs(sig: FunctionSignature, size: int | None, *, seed: int = 0, fixe
         if spec.shape is None:
             raise InputError(f"{where} is {spec.mlir}, whose rank the signature does not say; "
                              "memref-bench needs ranked memrefs")
-        if DYNAMIC in spec.shape and size is None:
-            raise InputError(f"{where} ({spec.mlir}) has dynamic sizes: give --sizes")
-        shape = tuple(size if d is DYNAMIC else d for d in spec.shape)
+        shape = spec.shape
+        if DYNAMIC in shape:
+            if size is None:
+                raise InputError(f"{where} ({spec.mlir}) has dynamic sizes: give --sizes")
+            shape = tuple(size if d is DYNAMIC else d for d in shape)
         dtype = scalar_dtype(spec)
         nbytes = math.prod(shape) * dtype.itemsize
         if nbytes > MAX_ARGUMENT_BYTES:

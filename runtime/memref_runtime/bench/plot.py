@@ -6,10 +6,13 @@ before anything is measured.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 EXTRA_HINT = "pip install 'memref-runtime[plot]' (or pip install matplotlib)"
 
 
-def require():
+def require() -> Any:
     """matplotlib.pyplot with a file-only backend, or ImportError naming the extra."""
     try:
         import matplotlib
@@ -22,7 +25,7 @@ def require():
     return plt
 
 
-def _metric(rows: list) -> tuple[str, callable, callable]:
+def _metric(rows: list) -> tuple[str, Callable[[Any], float], Callable[[Any], tuple[float, float]]]:
     """(axis label, value of a row, (low, high) of a row) of what the plot shows."""
     first = rows[0]["result"]
     if first.gflops is not None:

@@ -17,14 +17,15 @@ import math
 import numbers
 import operator
 import struct
-from typing import NamedTuple
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, NamedTuple, NoReturn
 
 import numpy as np
 
 from ..conversion import element_strides
 from ..descriptors import MAX_RANK
 from ..element_types import describe_dtype, dtypes_for_mlir
-from ..interop import describe_foreign, importer, torch_quick
+from ..interop import QuickRoute, describe_foreign, importer, torch_quick
 from ..views import MemRefArray, row_major_strides
 from .signatures import DYNAMIC, MemRefSpec, ScalarSpec, UnsupportedSpec
 
@@ -44,7 +45,7 @@ def with_article(text: str) -> str:
     return ("an " if text[:1] in ("a", "e", "i", "o") else "a ") + text
 
 
-def describe(value, view: np.ndarray | None = None) -> str:
+def describe(value: object, view: np.ndarray | None = None) -> str:
     """What was given, as an error message names it; another framework's array in its own terms
     (`view`: the NumPy view made of it)."""
     if view is not None and value is not view:
@@ -75,14 +76,19 @@ def _strides_function(rank: int | None):
 
 # --- the converters ------------------------------------------------------------------------
 
+# (value, frame) -> the words of one argument in the frame (the frame keeps what must outlive the call).
+Converter = Callable[[Any, Any], tuple]
+Frame = ctypes.Array  # a call's frame: c_int64 words
+
+
 class Param(NamedTuple):
     """A parameter's bytes in the frame and its two converters, (value, frame) -> its words."""
 
     fmt: str  # struct format of the parameter's bytes in the frame
     size: int  # bytes, a multiple of the word
     needs_slot: bool  # a memref: its packed entry points at a slot holding the descriptor's address
-    fast: object
-    check: object
+    fast: Converter
+    check: Converter
 
 
 _UNRANKED_PADS = tuple((0,) * (2 * (MAX_RANK - r)) for r in range(MAX_RANK + 1))  # by rank: up to MAX_RANK
@@ -117,7 +123,8 @@ class MemRefParam:
         # Another framework's C-contiguous array skips the view's checks where no static stride
         # needs comparing (`contiguous`).
         self.shortcut = not self.unranked and not self.static_strides
-        self.torch_route = None  # interop.torch_quick(primary), once torch is imported
+        # interop.torch_quick(primary), once torch is imported
+        self.torch_route: QuickRoute | Literal[False] | None = None
 
     def param(self) -> Param:
         """The parameter's place in the frame and its two converters."""
@@ -125,14 +132,14 @@ class MemRefParam:
         fast = self.check if self.static_strides else _fast_unranked(self) if self.unranked else _fast_ranked(self)
         return Param("q" * self.words, self.words * WORD, True, fast, self.check)
 
-    def fields(self, address: int, shape, strides, frame) -> tuple:
+    def fields(self, address: int, shape: Sequence[int], strides: Sequence[int], frame: Frame) -> tuple:
         """The descriptor's words (an unranked one's, then its ranked descriptor padded to MAX_RANK)."""
         if self.unranked:
             r = len(shape)
             return (r, _addressof(frame) + self.inner, address, address, 0, *shape, *strides, *_UNRANKED_PADS[r])
         return (address, address - self.back, self.offset, *shape, *strides)
 
-    def contiguous(self, address: int, shape) -> tuple | None:
+    def contiguous(self, address: int, shape: Sequence[int]) -> tuple | None:
         """The fields of another framework's C-contiguous array at `address` (its dtype and
         writability checked by the caller), or None where rank, static sizes or alignment refuse it."""
         if len(shape) == self.rank and not address & self.align_mask and (
@@ -140,7 +147,7 @@ class MemRefParam:
             return (address, address - self.back, self.offset, *shape, *self.strides_of(shape))
         return None
 
-    def check(self, value, frame, original=None) -> tuple:
+    def check(self, value: Any, frame: Frame, original: object = None) -> tuple:
         """`value`'s words, or the exact error. `original`: the other framework's array `value`
         is a view of, which the errors name."""
         if not isinstance(value, np.ndarray):
@@ -156,7 +163,7 @@ class MemRefParam:
                                  f"{_shape_text(self.spec.strides)}), got {given}, element strides {strides}")
         return self.fields(address, value.shape, strides, frame)
 
-    def check_foreign(self, value, frame) -> tuple:
+    def check_foreign(self, value: object, frame: Frame) -> tuple:
         """Another framework's array (or no array at all): a plain contiguous CPU torch tensor's
         fields straight away, else a view of its memory, checked as an ndarray."""
         if self.shortcut:
@@ -248,7 +255,7 @@ def _fast_ranked(p: MemRefParam):
         if value.dtype is not primary or value.ndim != rank:
             return check(value, frame)
         try:
-            address = _addressof(_from_buffer(value))
+            address = _addressof(_from_buffer(value))  # type: ignore[arg-type]  # numpy's stubs: a buffer from 3.12
         except (TypeError, ValueError, BufferError):  # read-only, strided or empty
             return check(value, frame)
         shape = value.shape
@@ -269,7 +276,7 @@ def _fast_unranked(p: MemRefParam):
         if (type(value) is not _ndarray and type(value) is not _MemRefArray) or value.dtype is not primary:
             return check(value, frame)
         try:
-            address = _addressof(_from_buffer(value))
+            address = _addressof(_from_buffer(value))  # type: ignore[arg-type]  # numpy's stubs: a buffer from 3.12
         except (TypeError, ValueError, BufferError):
             return check(value, frame)
         if address & align_mask:
@@ -297,7 +304,7 @@ _INT_RANGES = {  # kind -> (lowest, one past the highest) for `bits` wide values
 }
 
 
-def scalar_check(spec: ScalarSpec, where: str):
+def scalar_check(spec: ScalarSpec, where: str) -> Converter:
     kind, bits, fmt = spec.scalar.kind, spec.scalar.bits, spec.scalar.fmt
 
     def fail(error, expected, value, extra=""):
@@ -373,5 +380,5 @@ def scalar_param(spec: ScalarSpec, where: str) -> Param:
     return Param(fmt + "x" * padding, size, False, fast, check)
 
 
-def unsupported(spec: UnsupportedSpec, where: str):
+def unsupported(spec: UnsupportedSpec, where: str) -> NoReturn:
     raise TypeError(f"{where} has type {spec.mlir}, which JitModule cannot pass: {spec.reason}")

@@ -36,6 +36,7 @@ call after call, on the same arrays.
 from __future__ import annotations
 
 import ctypes
+from typing import Any
 
 import numpy as np
 
@@ -130,10 +131,11 @@ def judged_clock(clock: str, times: dict) -> str:
     return "process" if sum(times["process"]) > OTHER_THREADS * sum(times["thread"]) else "thread"
 
 
-def run_benchmark(invoker, args: tuple, *, warmup: float = DEFAULT_WARMUP, repeats: int = DEFAULT_REPEATS,
-                  min_time: float | None = None, number: int | None = None, flops=None, bytes=None,
-                  clock: str = "cpu") -> BenchmarkResult:
-    """`jit.<name>.benchmark(*args, ...)` (`invoker`: call_plan.Invoker): see the module docstring."""
+def run_benchmark(invoker: Any, args: tuple, *, warmup: float = DEFAULT_WARMUP, repeats: int = DEFAULT_REPEATS,
+                  min_time: float | None = None, number: int | None = None, flops: float | None = None,
+                  bytes: float | None = None, clock: str = "cpu") -> BenchmarkResult:
+    """`jit.<name>.benchmark(*args, ...)` (`invoker`: call_plan.Invoker, which imports this module, so Any
+    here): see the module docstring."""
     if clock not in CLOCK_CHOICES:
         raise ValueError(f"benchmark(): clock must be one of {', '.join(map(repr, CLOCK_CHOICES))}, got {clock!r}")
     _check("warmup", warmup, (int, float), 0, "a number of seconds >= 0")

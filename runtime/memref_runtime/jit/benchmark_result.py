@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
@@ -19,7 +20,7 @@ CONFIDENCE = 0.95
 CLOCK_NAMES = {"thread": "thread CPU time", "process": "process CPU time", "wall": "wall time"}
 
 
-def median_interval(sorted_values, confidence: float = CONFIDENCE) -> tuple[float, float, float]:
+def median_interval(sorted_values: Sequence[float], confidence: float = CONFIDENCE) -> tuple[float, float, float]:
     """(low, high, coverage): the narrowest order-statistic interval [x_(k), x_(n+1-k)] whose
     coverage of the true median is at least `confidence`; with too few values for that, the
     whole range and its smaller coverage (1 - 2 / 2**n)."""
@@ -42,7 +43,7 @@ def median_interval(sorted_values, confidence: float = CONFIDENCE) -> tuple[floa
     return sorted_values[k - 1], sorted_values[n - k], coverage
 
 
-def quantile(sorted_values, q: float) -> float:
+def quantile(sorted_values: Sequence[float], q: float) -> float:
     """The `q` quantile, interpolated between order statistics (NumPy's default, 'linear')."""
     at = q * (len(sorted_values) - 1)
     low = math.floor(at)

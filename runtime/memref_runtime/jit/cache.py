@@ -27,6 +27,8 @@ import hashlib
 import os
 import re
 import threading
+from collections.abc import Iterable
+from typing import Any
 
 from .. import environment
 from .linked_engine import LinkedEngine
@@ -53,7 +55,7 @@ def size() -> int:
     return value
 
 
-def key_of(text: str, *, opt_level, shared_libs, **options):
+def key_of(text: str, *, opt_level: int, shared_libs: Iterable[object] | None, **options: Any) -> tuple | None:
     """The cache key of a lowered module (`text`, as printed) with the engine options it is built
     with, or None when it may not be shared (mutable globals, reuse turned off)."""
     if size() == 0:
@@ -69,7 +71,7 @@ def key_of(text: str, *, opt_level, shared_libs, **options):
             tuple(sorted(options.items())))
 
 
-def take_at_creation(key, may_register_callbacks: bool) -> LinkedEngine | None:
+def take_at_creation(key: tuple | None, may_register_callbacks: bool) -> LinkedEngine | None:
     """The linked engine a new JitModule of cache key `key` takes instead of creating one; None
     when there is none, or the module may still register callbacks (it declares a function)."""
     if key is None or may_register_callbacks:
@@ -80,7 +82,7 @@ def take_at_creation(key, may_register_callbacks: bool) -> LinkedEngine | None:
     return found
 
 
-def take_at_first_call(key, has_callbacks: bool) -> LinkedEngine | None:
+def take_at_first_call(key: tuple | None, has_callbacks: bool) -> LinkedEngine | None:
     """At a JitModule's first call: the linked engine of an equal module, if it may take one
     (none with callbacks registered), instead of linking its own; None otherwise."""
     if key is None:
@@ -93,7 +95,7 @@ def take_at_first_call(key, has_callbacks: bool) -> LinkedEngine | None:
     return found
 
 
-def offer(key, linked: LinkedEngine) -> None:
+def offer(key: tuple | None, linked: LinkedEngine) -> None:
     """After a JitModule's first call: keeps its linked engine for the next JitModule of the same
     module (the most recently used last), unless it has callbacks."""
     if key is None or linked.callbacks:

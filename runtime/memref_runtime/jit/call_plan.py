@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import ctypes
 import struct
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from .arguments import WORD, Param, memref_param, scalar_param, unsupported
 from .benchmark import DEFAULT_REPEATS, DEFAULT_WARMUP, run_benchmark
@@ -45,14 +46,14 @@ class CallPlan(NamedTuple):
     consts: tuple  # frame offsets whose absolute addresses fill the packed array and pointer slots
     fast: tuple
     check: tuple
-    pack_into: object
-    finish: object  # (frame, args) -> the Python result
+    pack_into: Callable[..., None]
+    finish: Callable[[Any, tuple], Any]  # (frame, args) -> the Python result
     # Per memref result: (frame offset of the word a caller frees, ranked?): a ranked result's
     # `allocated`, an unranked one's pointer to its heap copy of the descriptor (benchmark.py).
     memref_results: tuple = ()
 
 
-def build_plan(sig: FunctionSignature, engine_owner) -> CallPlan:
+def build_plan(sig: FunctionSignature, engine_owner: object) -> CallPlan:
     """The plan for calling `sig` (a public function with a body) through its C interface;
     `engine_owner` keeps the engine alive for the views of its globals that calls return."""
     _refuse_unsupported(sig)
@@ -180,7 +181,8 @@ class Invoker:
     failed check (no results are read then).
     """
 
-    def __init__(self, plan: CallPlan, signature: FunctionSignature, linked: LinkedEngine, owner=None):
+    def __init__(self, plan: CallPlan, signature: FunctionSignature, linked: LinkedEngine,
+                 owner: object = None) -> None:
         self.plan, self.signature, self.linked, self.owner = plan, signature, linked, owner
         self.name = signature.name
         self.native = linked.native(self.name)
@@ -198,11 +200,12 @@ class Invoker:
 
         invoke.__name__ = invoke.__qualname__ = self.name
         invoke.__doc__ = f"Calls {self.signature} in the JIT-compiled module."
-        invoke.signature, invoke.bind, invoke.benchmark, invoke.owner, invoke.invoker = (
+        # A plain function, the hot path: what JitFunction offers rides on it as attributes.
+        invoke.signature, invoke.bind, invoke.benchmark, invoke.owner, invoke.invoker = (  # type: ignore[attr-defined]
             self.signature, self.bind, self.benchmark, self.owner, self)
         return invoke
 
-    def bind(self, *args):
+    def bind(self, *args: Any) -> Callable[[], Any]:
         """Checks and packs `args` once and returns a function of no arguments that calls the
         function on them: the arrays' current contents are read at each call, but not later
         changes of their shape. It keeps the arguments alive (`.args`, and the views it reads of
@@ -221,12 +224,12 @@ class Invoker:
                 native(frame)
                 return finish(frame, args)
         bound.__name__ = bound.__qualname__ = f"{self.name}.bound"
-        bound.args, bound.owner, bound.frame = args, self.owner, frame
+        bound.args, bound.owner, bound.frame = args, self.owner, frame  # type: ignore[attr-defined]  # as invoke's
         return bound
 
-    def benchmark(self, *args, warmup: float = DEFAULT_WARMUP, repeats: int = DEFAULT_REPEATS,
-                  min_time: float | None = None, number: int | None = None, flops=None, bytes=None,
-                  clock: str = "cpu") -> BenchmarkResult:
+    def benchmark(self, *args: Any, warmup: float = DEFAULT_WARMUP, repeats: int = DEFAULT_REPEATS,
+                  min_time: float | None = None, number: int | None = None, flops: float | None = None,
+                  bytes: float | None = None, clock: str = "cpu") -> BenchmarkResult:
         """Times calls on `args` in a native loop (benchmark.py); returns a BenchmarkResult."""
         return run_benchmark(self, args, warmup=warmup, repeats=repeats, min_time=min_time, number=number,
                              flops=flops, bytes=bytes, clock=clock)
@@ -293,6 +296,7 @@ def _runner(finish, name: str, native, before_native=None, after_native=None):
     return run_with_hooks
 
 
-def make_invoker(plan: CallPlan, signature: FunctionSignature, linked: LinkedEngine, owner=None):
+def make_invoker(plan: CallPlan, signature: FunctionSignature, linked: LinkedEngine,
+                 owner: object = None) -> Callable[..., Any]:
     """`jit.<name>` after its first call: the function of a new Invoker (process/timing.py wraps this)."""
     return Invoker(plan, signature, linked, owner).function

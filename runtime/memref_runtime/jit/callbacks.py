@@ -13,6 +13,8 @@ from __future__ import annotations
 import ctypes
 import struct
 import threading
+from collections.abc import Callable
+from typing import Any
 
 from ..conversion import read_ranked_descriptor
 from ..descriptors import descriptor_packer
@@ -29,7 +31,7 @@ def add_note(error: BaseException, note: str) -> None:
     if hasattr(error, "add_note"):
         error.add_note(note)
     else:
-        error.__notes__ = [*getattr(error, "__notes__", ()), note]
+        error.__notes__ = [*getattr(error, "__notes__", ()), note]  # type: ignore[attr-defined]  # 3.11's name
 
 
 def _memref_decoder(spec: MemRefSpec, c_interface: bool, where: str):
@@ -94,8 +96,9 @@ def _result_encoder(sig: FunctionSignature, where: str):
     return None, True, encode
 
 
-def make_trampoline(sig: FunctionSignature, fn, on_error):
-    """A ctypes function pointer for declaration `sig` that calls `fn`; exceptions go to `on_error`."""
+def make_trampoline(sig: FunctionSignature, fn: Callable[..., Any],
+                    on_error: Callable[[BaseException], None]) -> tuple[Any, str]:
+    """(a ctypes function pointer for declaration `sig` calling `fn`, its symbol); exceptions go to `on_error`."""
     where = f"callback @{sig.name}"
     restype, out_param, encode = _result_encoder(sig, where)
     argtypes, decoders, at = [ctypes.c_void_p] if out_param else [], [], int(out_param)
@@ -131,7 +134,7 @@ class CallbackErrors:
     An error from a thread the native code started itself goes to the next call to return.
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._state = threading.local()
         self._stray: list = []
 
@@ -143,12 +146,12 @@ class CallbackErrors:
         else:
             self._stray.append(error)
 
-    def before_native(self):
+    def before_native(self) -> BaseException | None:
         state = self._state
         state.depth = getattr(state, "depth", 0) + 1
         return state.__dict__.pop("error", None)  # an outer call's pending error, kept aside
 
-    def after_native(self, saved) -> None:
+    def after_native(self, saved: BaseException | None) -> None:
         state = self._state
         state.depth -= 1
         error = state.__dict__.pop("error", None)

@@ -10,6 +10,8 @@ import contextlib
 import os
 import shlex
 import tempfile
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from ..bindings import bindings, opt_tool
 from ..settings import default_runtime_verification
@@ -110,7 +112,7 @@ def _format_diagnostic(d) -> str:
 
 
 @contextlib.contextmanager
-def captured_diagnostics(context):
+def captured_diagnostics(context: Any) -> Iterator[list[str]]:
     """Collects error diagnostics of `context` (instead of printing them) while active."""
     errors: list[str] = []
     severity = bindings().ir.DiagnosticSeverity.ERROR
@@ -137,7 +139,7 @@ def _walk(op):
                 yield from _walk(inner.operation)
 
 
-def uses_tensors(module) -> bool:
+def uses_tensors(module: Any) -> bool:
     """Whether any operation or block argument of `module` has a tensor type."""
     ir = bindings().ir
     tensor_types = (ir.RankedTensorType, ir.UnrankedTensorType)
@@ -183,7 +185,7 @@ def _loops_carry_tensors(module) -> bool:
                any(str(r.type).startswith("tensor<") for r in op.results) for op in _walk(module.operation))
 
 
-def default_pipeline(module) -> str:
+def default_pipeline(module: Any) -> str:
     """DEFAULT_PIPELINE for a module without tensors, else TENSOR_PIPELINE, or TENSOR_LOOP_PIPELINE
     where scf loops carry tensors."""
     if not uses_tensors(module):
@@ -248,7 +250,7 @@ def _run_pipeline(pipeline: str, module) -> list[str]:
     return accesses
 
 
-def lower_to_llvm(module, pipeline: str | None = None, *, runtime_verification: bool | None = None):
+def lower_to_llvm(module: Any, pipeline: str | None = None, *, runtime_verification: bool | None = None) -> Any:
     """Runs `pipeline` (default: `default_pipeline(module)`) on `module` in place and returns it;
     a failure raises LoweringError with a reproducer.
 
@@ -268,7 +270,7 @@ def lower_to_llvm(module, pipeline: str | None = None, *, runtime_verification: 
     return lower_printed(module, str(module), pipeline, runtime_verification)
 
 
-def lower_printed(module, before: str, pipeline: str, runtime_verification: bool):
+def lower_printed(module: Any, before: str, pipeline: str, runtime_verification: bool) -> Any:
     """lower_to_llvm with every option given, for a caller that has printed `module` already
     (`before`, what a LoweringError's reproducer holds): a large module is printed once."""
     if runtime_verification:
@@ -297,7 +299,8 @@ def _untranslatable_ops(module) -> list[str]:
     return list(dict.fromkeys(n for n in names if n.split(".", 1)[0] not in ("llvm", "builtin")))
 
 
-def create_execution_engine(module, opt_level: int = 2, shared_libs=(), *, text: str | None = None):
+def create_execution_engine(module: Any, opt_level: int = 2, shared_libs: Sequence[str] = (), *,
+                            text: str | None = None) -> Any:
     """An ExecutionEngine for lowered `module`, with the runtime's fallbacks for what
     `shared_libs` lacks (runner_utils.install_fallbacks); TranslationError naming what could not
     be translated. `text`: `module` as printed, where the caller has it (else it is printed

@@ -18,31 +18,34 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Collection
+from typing import Any
 
 # `"name":line:col` inside a diagnostic's location, `loc("-":4:20)` printed.
 _LOCATION = re.compile(r'"((?:[^"\\]|\\.)*)":(\d+):(\d+)')
 MAX_EXCERPTS = 5
 
 
-def parse_module(ir, source, context, *, path: str | os.PathLike | None = None):
+def parse_module(ir: Any, source: str | bytes | None, context: Any, *,
+                 path: str | os.PathLike | None = None) -> Any:
     """`ir.Module` from MLIR text or bytecode `source`, or from the file at `path` (named by it
     in diagnostics, where the bindings can parse a file). A parse error (the bindings'
     `MLIRError`) carries the source lines its diagnostics point at, as notes."""
     names = {"-"}
     parse_file = None
     if path is not None:
-        path = os.fspath(path)
-        names.add(path)
+        file = os.fspath(path)
+        names.add(file)
         parse_file = getattr(ir.Module, "parseFile", None)
         if parse_file is None:
-            source = _read(path)
+            source = _read(file)
     try:
         if parse_file is not None:
-            return parse_file(path, context=context)
+            return parse_file(file, context=context)
         return ir.Module.parse(source, context=context)
     except ir.MLIRError as error:
         # MLIR read the file itself: read it here only to show the lines of a failed parse.
-        _add_excerpts(error, _read(path) if source is None else source, names)
+        _add_excerpts(error, _read(file) if source is None else source, names)
         raise
 
 
@@ -51,7 +54,7 @@ def _read(path: str) -> bytes:
         return f.read()
 
 
-def excerpts(error, source, names) -> list[str]:
+def excerpts(error: Exception, source: str | bytes, names: Collection[str]) -> list[str]:
     """One text per distinct location of `error`'s diagnostics (and their notes) inside
     `source` (named by one of `names`): the line and a caret under the column."""
     if isinstance(source, bytes):
@@ -59,7 +62,8 @@ def excerpts(error, source, names) -> list[str]:
             return []
         source = source.decode("utf-8", "replace")
     lines = source.splitlines()
-    seen, out = set(), []
+    seen: set[tuple[int, int]] = set()
+    out: list[str] = []
     for diagnostic in getattr(error, "error_diagnostics", None) or ():
         for item in [diagnostic, *diagnostic.notes]:
             match = _LOCATION.search(str(item.location))

@@ -11,7 +11,9 @@ def top_level_passes(pipeline: str) -> list[str] | None:
     text = pipeline.strip()
     if not (text.startswith(HEAD) and text.endswith(TAIL)):
         return None
-    passes, depth, current = [], 0, []
+    passes: list[str] = []
+    current: list[str] = []
+    depth = 0
     for ch in text[len(HEAD):-len(TAIL)]:
         depth += (ch in "({") - (ch in ")}")
         if depth < 0:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ctypes
 import struct
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -23,7 +25,8 @@ GLOBAL_ALLOCATED = 0xDEADBEEF  # what memref.get_global's lowering puts in `allo
 _libc = ctypes.CDLL(None)
 _free = _libc.free
 _free.argtypes, _free.restype = [ctypes.c_void_p], None
-_byte_bounds = getattr(getattr(np.lib, "array_utils", np), "byte_bounds", None) or np.byte_bounds
+# NumPy 2's np.lib.array_utils.byte_bounds, or NumPy 1's np.byte_bounds (gone from NumPy 2's stubs).
+_byte_bounds = getattr(getattr(np.lib, "array_utils", np), "byte_bounds", None) or np.byte_bounds  # type: ignore[attr-defined]
 
 
 class NativeAllocation:
@@ -49,7 +52,7 @@ _LAYOUT_CTYPES = {  # a scalar's ctypes type, for the layout of a struct of resu
 }
 
 
-def result_piece(spec) -> tuple[str, type]:
+def result_piece(spec: ScalarSpec | MemRefSpec) -> tuple[str, type]:
     """(struct format, ctypes layout type) of one result inside the results struct."""
     if isinstance(spec, ScalarSpec):
         return spec.scalar.fmt, _LAYOUT_CTYPES[spec.scalar.fmt]
@@ -62,7 +65,7 @@ def _results_struct(pieces) -> type:
         (f"r{i}", ctype) for i, (_, ctype) in enumerate(pieces)]})
 
 
-def through_out_param(results) -> bool:
+def through_out_param(results: tuple) -> bool:
     """Whether the C interface returns `results` through a first out-parameter (a struct the
     caller allocates): a memref, a complex number, or several results; else the one scalar is
     returned (a call reads it from a trailing packed slot, a callback returns it)."""
@@ -70,7 +73,7 @@ def through_out_param(results) -> bool:
         isinstance(results[0], MemRefSpec) or results[0].scalar.kind == "complex"))
 
 
-def results_layout(results) -> tuple[str, int]:
+def results_layout(results: tuple) -> tuple[str, int]:
     """(struct format, size in bytes) of the struct that carries several or complex results
     through the C interface's out-parameter, padded as C lays it out (ctypes says where)."""
     pieces = [result_piece(s) for s in results]
@@ -82,13 +85,13 @@ def results_layout(results) -> tuple[str, int]:
     return fmt, ctypes.sizeof(layout)
 
 
-def result_offsets(results) -> tuple[int, ...]:
+def result_offsets(results: tuple) -> tuple[int, ...]:
     """The byte offset of each result inside that struct."""
     layout = _results_struct([result_piece(s) for s in results])
     return tuple(getattr(layout, f"r{i}").offset for i in range(len(results)))
 
 
-def view_ranked(fields, dtype: np.dtype, owner) -> MemRefArray:
+def view_ranked(fields: Sequence[int], dtype: np.dtype, owner: object) -> MemRefArray:
     """A view of what a ranked descriptor's fields (allocated, aligned, offset, sizes, strides)
     describe, keeping `owner` alive: a MemRefArray, which leaves through DLPack with every
     element type (bf16 and f8 too). A global's view is read-only: a constant global lives
@@ -107,11 +110,11 @@ class Ownership:
 
     __slots__ = ("args", "memref_positions", "engine_owner", "allocations")
 
-    def __init__(self, args, memref_positions, engine_owner):
+    def __init__(self, args: tuple, memref_positions: tuple[int, ...], engine_owner: object) -> None:
         self.args, self.memref_positions, self.engine_owner = args, memref_positions, engine_owner
-        self.allocations = {}
+        self.allocations: dict[int, NativeAllocation] = {}
 
-    def owner_for(self, allocated: int, aligned: int):
+    def owner_for(self, allocated: int, aligned: int) -> object:
         """Who keeps a returned memref's memory alive (and frees it, if anyone does)."""
         if allocated == GLOBAL_ALLOCATED:
             return self.engine_owner
@@ -128,7 +131,11 @@ class Ownership:
         return owner
 
 
-def memref_decoder(spec: MemRefSpec, where: str):
+# (a result's fields, the call's Ownership or None) -> the Python value.
+Decoder = Callable[[Sequence[int], Any], Any]
+
+
+def memref_decoder(spec: MemRefSpec, where: str) -> Decoder:
     dtype = element_type_for_mlir(spec.element).dtype
 
     def to_array(fields, ownership: Ownership):
@@ -148,7 +155,7 @@ def memref_decoder(spec: MemRefSpec, where: str):
     return unranked_to_array
 
 
-def scalar_decoder(spec: ScalarSpec):
+def scalar_decoder(spec: ScalarSpec) -> Decoder:
     if spec.scalar.kind == "complex":
         return lambda fields, ownership: complex(*fields)
     return lambda fields, ownership: fields[0]

@@ -16,6 +16,8 @@ import importlib
 import os
 import re
 import sys
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -69,7 +71,7 @@ def _is_runner_utils(path: str, names=LIBRARIES) -> bool:
     return any(base.startswith(_SHARED_LIB_NAME.format(n)) for n in names)
 
 
-def resolve_shared_libs(shared_libs, runner_utils: bool = True) -> tuple[str, ...]:
+def resolve_shared_libs(shared_libs: Iterable[str | os.PathLike], runner_utils: bool = True) -> tuple[str, ...]:
     """`shared_libs`, then the runner-utils libraries if `runner_utils`, as paths, once each.
     A path that names no file raises ValueError: the ExecutionEngine would only print a warning."""
     if isinstance(shared_libs, (str, bytes, os.PathLike)):
@@ -86,7 +88,7 @@ def resolve_shared_libs(shared_libs, runner_utils: bool = True) -> tuple[str, ..
     return tuple(dict.fromkeys(paths + list(extra)))
 
 
-def install_fallbacks(engine, shared_libs, uses_bf16=lambda: True) -> None:
+def install_fallbacks(engine: Any, shared_libs: Sequence[str], uses_bf16: Callable[[], bool] = lambda: True) -> None:
     """Gives `engine` a `memrefCopy` of its own unless libmlir_c_runner_utils is among
     `shared_libs`, and the soft-float builtins (soft_float.builtins, which asks `uses_bf16()`
     only where it would have to compile the bf16 ones)."""
@@ -121,16 +123,18 @@ def _memref_copy(itemsize: int, source, target) -> None:
 
 
 _MEMREF_COPY_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.POINTER(_Unranked), ctypes.POINTER(_Unranked))
+_KEPT_ALIVE: list = []  # the fallback's ctypes function
 
 
 @functools.cache
 def fallback_memref_copy() -> ctypes.c_void_p:
     """A `memrefCopy` for JIT code when libmlir_c_runner_utils is not loaded (raw_register_runtime's argument)."""
-    fallback_memref_copy.cfunc = _MEMREF_COPY_TYPE(_memref_copy)  # alive as long as the process
-    return ctypes.cast(fallback_memref_copy.cfunc, ctypes.c_void_p)
+    cfunc = _MEMREF_COPY_TYPE(_memref_copy)
+    _KEPT_ALIVE.append(cfunc)  # as long as the process: JIT code may call it at any time
+    return ctypes.cast(cfunc, ctypes.c_void_p)
 
 
-def missing_runner_utils_hint(missing: list[str], shared_libs) -> str:
+def missing_runner_utils_hint(missing: list[str], shared_libs: Sequence[str]) -> str:
     """A line for a link error whose `missing` symbols the runner-utils libraries define, or ""."""
     wanted = [s for s in missing if _RUNNER_UTILS_SYMBOL.match(s)]
     if not wanted:

@@ -9,7 +9,7 @@ boundary (identity layout), since that is what the lowered code receives and ret
 from __future__ import annotations
 
 import ctypes
-from typing import NamedTuple, Union
+from typing import Any, NamedTuple
 
 from ..bindings import bindings
 from ..descriptors import MAX_RANK
@@ -85,7 +85,7 @@ class UnsupportedSpec(NamedTuple):
     reason: str
 
 
-ValueSpec = Union[ScalarSpec, MemRefSpec, UnsupportedSpec]
+ValueSpec = ScalarSpec | MemRefSpec | UnsupportedSpec
 
 
 class FunctionSignature(NamedTuple):
@@ -146,7 +146,8 @@ def _memref_spec(ir, t, writable: bool) -> ValueSpec | None:
         return None
     shape = _dims(memref.shape)
     layout = memref.layout
-    if isinstance(layout, ir.AffineMapAttr) and layout.value == ir.AffineMap.get_identity(len(shape), context=t.context):
+    if isinstance(layout, ir.AffineMapAttr) and layout.value == ir.AffineMap.get_identity(
+            len(shape), context=t.context):
         return MemRefSpec(text, str(memref.element_type), shape, True, None, 0, True)
     try:
         strides, offset = memref.get_strides_and_offset()
@@ -156,7 +157,7 @@ def _memref_spec(ir, t, writable: bool) -> ValueSpec | None:
                       _dims([offset])[0], True)
 
 
-def value_spec(t, writable: bool = True) -> ValueSpec:
+def value_spec(t: Any, writable: bool = True) -> ValueSpec:
     """The spec of one MLIR type (an `ir.Type`)."""
     ir = bindings().ir
     spec = _memref_spec(ir, t, writable)
@@ -182,12 +183,12 @@ def _arg_writable(op, index: int) -> bool:
     return ir.BoolAttr(attrs["bufferization.writable"]).value
 
 
-def func_ops(module):
+def func_ops(module: Any) -> list[Any]:
     """The `func.func` operations at the top level of `module`."""
     return [op for op in module.body.operations if op.operation.name == "func.func"]
 
 
-def read_signature(op) -> FunctionSignature:
+def read_signature(op: Any) -> FunctionSignature:
     """The signature of one `func.func` operation."""
     ir = bindings().ir
     attrs = op.operation.attributes
@@ -203,6 +204,6 @@ def read_signature(op) -> FunctionSignature:
     )
 
 
-def read_signatures(module) -> dict[str, FunctionSignature]:
+def read_signatures(module: Any) -> dict[str, FunctionSignature]:
     """Every top-level `func.func` of `module`, by name."""
     return {s.name: s for s in map(read_signature, func_ops(module))}

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+from collections.abc import Callable
 
 from ..bindings import bindings
 
@@ -75,6 +76,7 @@ llvm.func @__memref_runtime_soft_float_addresses(%table: !llvm.ptr) {
 }
 """
 COMPILED_BUILTINS = ("__truncsfbf2", "__truncdfbf2")  # in the order the table above stores them
+_KEPT_ALIVE: list = []  # the engine compiled_builtins made: its builtins' addresses point into it
 
 
 @functools.cache
@@ -113,11 +115,11 @@ def compiled_builtins() -> tuple:
         engine.raw_lookup("__memref_runtime_soft_float_addresses"))
     table_pointer = ctypes.c_void_p(ctypes.addressof(table))
     fill((ctypes.c_void_p * 1)(ctypes.addressof(table_pointer)))
-    compiled_builtins.engine = engine
+    _KEPT_ALIVE.append(engine)
     return tuple(zip(COMPILED_BUILTINS, table))
 
 
-def builtins(uses_bf16=lambda: True) -> tuple:
+def builtins(uses_bf16: Callable[[], bool] = lambda: True) -> tuple:
     """(name, ctypes.c_void_p address) of the soft-float builtins an engine gets (what
     raw_register_runtime takes): libgcc's, and the bf16 ones compiled here where libgcc_s lacks
     them and `uses_bf16()` says the engine's module has bf16 values (a JIT of ~40 ms, once per

@@ -36,6 +36,8 @@ from __future__ import annotations
 import ctypes
 import functools
 import time
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from ..bindings import bindings
 
@@ -49,7 +51,8 @@ _LOOP_MLIR = r"""
 llvm.func @clock_gettime(i32, !llvm.ptr) -> i32
 llvm.func @free(!llvm.ptr)
 
-llvm.func internal @__memref_runtime_now(%clock: i32, %timespec: !llvm.ptr) -> i64 attributes {passthrough = ["alwaysinline"]} {
+llvm.func internal @__memref_runtime_now(%clock: i32, %timespec: !llvm.ptr) -> i64
+    attributes {passthrough = ["alwaysinline"]} {
   %status = llvm.call @clock_gettime(%clock, %timespec) : (i32, !llvm.ptr) -> i32
   %seconds = llvm.load %timespec : !llvm.ptr -> i64
   %at_nanoseconds = llvm.getelementptr %timespec[1] : (!llvm.ptr) -> !llvm.ptr, i64
@@ -61,7 +64,8 @@ llvm.func internal @__memref_runtime_now(%clock: i32, %timespec: !llvm.ptr) -> i
 }
 
 // starts[c] = now(clocks[c]), c = 0 .. n-1.
-llvm.func internal @__memref_runtime_start(%clocks: !llvm.ptr, %n: i64, %starts: !llvm.ptr, %timespec: !llvm.ptr) attributes {passthrough = ["alwaysinline"]} {
+llvm.func internal @__memref_runtime_start(%clocks: !llvm.ptr, %n: i64, %starts: !llvm.ptr, %timespec: !llvm.ptr)
+    attributes {passthrough = ["alwaysinline"]} {
   %c0 = llvm.mlir.constant(0 : i64) : i64
   %c1 = llvm.mlir.constant(1 : i64) : i64
   llvm.br ^loop(%c0 : i64)
@@ -81,7 +85,8 @@ llvm.func internal @__memref_runtime_start(%clocks: !llvm.ptr, %n: i64, %starts:
 }
 
 // row[c] = now(clocks[c]) - starts[c], c = n-1 .. 0 (the reverse order of the start).
-llvm.func internal @__memref_runtime_stop(%clocks: !llvm.ptr, %n: i64, %starts: !llvm.ptr, %row: !llvm.ptr, %timespec: !llvm.ptr) attributes {passthrough = ["alwaysinline"]} {
+llvm.func internal @__memref_runtime_stop(%clocks: !llvm.ptr, %n: i64, %starts: !llvm.ptr, %row: !llvm.ptr,
+                                          %timespec: !llvm.ptr) attributes {passthrough = ["alwaysinline"]} {
   %c1 = llvm.mlir.constant(1 : i64) : i64
   %last = llvm.sub %n, %c1 : i64
   llvm.br ^loop(%last : i64)
@@ -118,7 +123,8 @@ llvm.func @__memref_runtime_bench(%fn: !llvm.ptr, %packed: !llvm.ptr, %number: i
   %more_samples = llvm.icmp "slt" %s, %samples : i64
   llvm.cond_br %more_samples, ^start, ^done
 ^start:
-  llvm.call @__memref_runtime_start(%clocks, %nclocks, %starts, %timespec) : (!llvm.ptr, i64, !llvm.ptr, !llvm.ptr) -> ()
+  llvm.call @__memref_runtime_start(%clocks, %nclocks, %starts, %timespec)
+    : (!llvm.ptr, i64, !llvm.ptr, !llvm.ptr) -> ()
   llvm.br ^call(%c0 : i64)
 ^call(%i: i64):
   %more_calls = llvm.icmp "slt" %i, %number : i64
@@ -152,7 +158,8 @@ llvm.func @__memref_runtime_bench(%fn: !llvm.ptr, %packed: !llvm.ptr, %number: i
 ^stop:
   %row_start = llvm.mul %s, %nclocks : i64
   %row = llvm.getelementptr %out[%row_start] : (!llvm.ptr, i64) -> !llvm.ptr, i64
-  llvm.call @__memref_runtime_stop(%clocks, %nclocks, %starts, %row, %timespec) : (!llvm.ptr, i64, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
+  llvm.call @__memref_runtime_stop(%clocks, %nclocks, %starts, %row, %timespec)
+    : (!llvm.ptr, i64, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
   %s_next = llvm.add %s, %c1 : i64
   llvm.br ^sample(%s_next : i64)
 ^done:
@@ -200,7 +207,8 @@ class TimingLoop:
     `enter(args_address)` runs the loop's packed wrapper: a plain ctypes call, or a JitModule's
     runtime-verification guard (which raises when a check in the kernel failed)."""
 
-    def __init__(self, kernel: int, packed: int, frees=(), enter=None, clocks=tuple(CLOCKS)):
+    def __init__(self, kernel: int, packed: int, frees: Sequence[tuple[int, int]] = (),
+                 enter: Callable[[Any], object] | None = None, clocks: Sequence[str] = tuple(CLOCKS)) -> None:
         unknown = [c for c in clocks if c not in CLOCKS]
         if unknown or not 0 < len(clocks) <= MAX_CLOCKS:
             raise ValueError(f"TimingLoop: clocks must be 1 to {MAX_CLOCKS} of {sorted(CLOCKS)}, got {clocks!r}")
@@ -210,11 +218,11 @@ class TimingLoop:
                                 nclocks=len(clocks))
         self._frees = (ctypes.c_int64 * max(2 * len(frees), 1))(*(w for pair in frees for w in pair))
         self._args.frees, self._args.nfrees = ctypes.addressof(self._frees), len(frees)
-        fields = [getattr(_Arguments, name) for name, _ in _Arguments._fields_]
+        fields = [getattr(_Arguments, field[0]) for field in _Arguments._fields_]
         base = ctypes.addressof(self._args)
         self._packed = (ctypes.c_void_p * len(fields))(*(base + f.offset for f in fields))
         self._enter = enter or _PACKED(loop_address())
-        self._out = None
+        self._out: ctypes.Array[ctypes.c_int64] | None = None
 
     def run(self, number: int, samples: int) -> dict[str, list[int]]:
         """Clock name -> the nanoseconds it counted in each of `samples` samples of `number` calls."""

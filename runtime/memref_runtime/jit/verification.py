@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import ctypes
 import functools
+from collections.abc import Callable
+from typing import Any
 
 from ..bindings import bindings
 from .pipeline_text import module_pipeline, pass_name, top_level_passes
@@ -111,7 +113,8 @@ llvm.func @{FAILED}(%message: !llvm.ptr) {{
   %ended = llvm.call @write(%stderr, %newline, %one_byte) : (i32, !llvm.ptr, i64) -> i64
   llvm.return
 }}
-llvm.func @{GUARD}(%function: !llvm.ptr, %packed: !llvm.ptr, %key: i64) -> !llvm.ptr attributes {{passthrough = ["noinline"]}} {{
+llvm.func @{GUARD}(%function: !llvm.ptr, %packed: !llvm.ptr, %key: i64) -> !llvm.ptr
+    attributes {{passthrough = ["noinline"]}} {{
   %key_slot = llvm.mlir.addressof @__memref_runtime_key : !llvm.ptr
   llvm.store %key, %key_slot : i64, !llvm.ptr
   %one = llvm.mlir.constant(1 : i64) : i64
@@ -168,12 +171,12 @@ def _symbols(module) -> dict:
             for op in module.body.operations if "sym_name" in op.operation.attributes}
 
 
-def routes_asserts(module) -> bool:
+def routes_asserts(module: Any) -> bool:
     """Whether `module` went through `route_assert_failures` with asserts to route (has the guard)."""
     return GUARD in _symbols(module)
 
 
-def route_assert_failures(module) -> int:
+def route_assert_failures(module: Any) -> int:
     """Makes each failed cf.assert of lowered `module` call @__memref_runtime_assert_failed
     (module docstring), adding that function and the guard; returns how many were routed."""
     symbols = _symbols(module)
@@ -205,8 +208,10 @@ def route_assert_failures(module) -> int:
 @functools.cache
 def _libc():
     libc = ctypes.CDLL(None)
-    libc.pthread_getspecific.argtypes, libc.pthread_getspecific.restype = [ctypes.c_ulong], ctypes.c_void_p
-    libc.pthread_setspecific.argtypes, libc.pthread_setspecific.restype = [ctypes.c_ulong, ctypes.c_void_p], ctypes.c_int
+    libc.pthread_getspecific.argtypes = [ctypes.c_ulong]
+    libc.pthread_getspecific.restype = ctypes.c_void_p
+    libc.pthread_setspecific.argtypes = [ctypes.c_ulong, ctypes.c_void_p]
+    libc.pthread_setspecific.restype = ctypes.c_int
     return libc
 
 
@@ -226,13 +231,13 @@ _GUARD = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, cty
 class Guard:
     """Calls into one ExecutionEngine through its guard: a failed check raises instead of aborting."""
 
-    def __init__(self, engine):
+    def __init__(self, engine: Any) -> None:
         slot = ctypes.c_void_p()
         _PACKED(engine.raw_lookup(GUARD_ADDRESS))(ctypes.addressof((ctypes.c_void_p * 1)(ctypes.addressof(slot))))
-        self._guard = _GUARD(slot.value)
+        self._guard = _GUARD(slot.value)  # type: ignore[arg-type]  # the guard's address, filled in above
         self._key = _thread_key()
 
-    def caller(self, address: int, name: str):
+    def caller(self, address: int, name: str) -> Callable[[Any], None]:
         """`native(frame)`: calls the packed wrapper at `address` on `frame` through the guard."""
         guard, key, addressof = self._guard, self._key, ctypes.addressof
 
@@ -244,7 +249,7 @@ class Guard:
         return native
 
     @staticmethod
-    def outside(fn):
+    def outside(fn: Callable[..., Any]) -> Callable[..., Any]:
         """`fn`, run with the thread's guard slot cleared (a Python callback: see the module docstring)."""
         key, libc = _thread_key(), _libc()
 

@@ -32,10 +32,17 @@ import sys
 
 from ..process import SITE_HOOK
 
+# typing.TYPE_CHECKING without importing typing, which lit itself never loads.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .configuration import Configured
+
 __all__ = ["configure", "SITE_HOOK"]
 
 
-def configure(config, lit_config, **options):
+def configure(config: Any, lit_config: Any, **options: Any) -> Configured:
     """Configures `config` (lit's TestingConfig of the calling lit.cfg.py) as a memref-runtime
     suite and returns what was found (a `Configured`). Options, all keyword-only:
 

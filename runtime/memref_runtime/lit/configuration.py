@@ -19,8 +19,9 @@ from __future__ import annotations
 import os
 import site
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, NoReturn
 
 from lit.llvm.subst import ToolSubst
 
@@ -45,7 +46,7 @@ JIT_MACHINES = {"x86_64", "amd64", "aarch64", "arm64"}
 # lowering memref.load/store of i1, so tests with i1 memrefs require `mlir-i1-memref`.
 MIN_MLIR_VERSION_FEATURES = {"mlir-i1-memref": 23}
 # The suite settings: -D name -> (environment variable, parse, feature when set or None).
-SUITE_SETTINGS = {
+SUITE_SETTINGS: dict[str, tuple[str, Callable[[str, str], Any], Callable[[Any], str | None]]] = {
     "opt_level": (settings.OPT_LEVEL_ENV, settings.parse_opt_level, lambda v: f"opt-level-{v}"),
     "runtime_verification": (settings.RUNTIME_VERIFICATION_ENV, settings.parse_flag,
                              lambda v: "runtime-verification" if v else None),
@@ -99,8 +100,24 @@ class Suite:
     tools: Toolchain | None = None
     runtime: str = "upstream"
 
-    def fatal(self, message: str):
-        return self.lit_config.fatal(message)
+    def fatal(self, message: str) -> NoReturn:
+        """Stops lit with `message`."""
+        self.lit_config.fatal(message)
+        raise SystemExit(2)  # as lit's fatal() does: a stand-in that returns must not go on either
+
+    @property
+    def probed(self) -> Probe:
+        """What probe_interpreter found, for the steps after it."""
+        if self.probe is None:
+            raise RuntimeError("configure: the steps after probe_interpreter need its probe")
+        return self.probe
+
+    @property
+    def toolchain(self) -> Toolchain:
+        """What find_tools found, for the steps after it."""
+        if self.tools is None:
+            raise RuntimeError("configure: the steps after find_tools need its toolchain")
+        return self.tools
 
 
 def _under(folder: str, path) -> str | None:
@@ -187,13 +204,13 @@ def probe_interpreter(suite: Suite) -> None:
 
 
 def find_tools(suite: Suite) -> None:
-    suite.tools = find_toolchain(suite.config, suite.params, suite.python, suite.probe, suite.mlir_python_path,
+    suite.tools = find_toolchain(suite.config, suite.params, suite.python, suite.probed, suite.mlir_python_path,
                                  suite.fatal)
 
 
 def add_substitutions(suite: Suite) -> None:
     """The suite's own, FileCheck/not/count, %PYTHON and the tools' paths, %lower_to_llvm; PATH."""
-    config, tools, extra = suite.config, suite.tools, suite.options.substitutions
+    config, tools, extra = suite.config, suite.toolchain, suite.options.substitutions
     for key, value in (extra.items() if isinstance(extra, dict) else extra):
         config.substitutions.append((key, value))
     for tool, command in (("FileCheck", tools.filecheck), ("not", tools.not_), ("count", tools.count)):
@@ -216,14 +233,15 @@ def add_substitutions(suite: Suite) -> None:
     for tool, path in tools.mlir_tools.items():
         if path:
             config.substitutions.append((ToolSubst(tool, command=path).regex, quoted(path)))
-    config.substitutions.append(("%lower_to_llvm", f'--pass-pipeline="{suite.probe.default_pipeline}"'))
+    config.substitutions.append(("%lower_to_llvm", f'--pass-pipeline="{suite.probed.default_pipeline}"'))
     config.environment["PATH"] = os.pathsep.join(
         tools.tool_dirs + [config.environment.get("PATH") or os.environ.get("PATH", "")])
 
 
 def add_features(suite: Suite) -> None:
     """What the interpreter, the toolchain and the settings give (docs/lit-config.md's table)."""
-    found, tools, major = suite.probe, suite.tools, suite.probe.mlir_major
+    found, tools = suite.probed, suite.toolchain
+    major = found.mlir_major
     suite.runtime = suite.params.choice("mlir_runtime", RUNTIMES, "upstream")
     present = {
         "host-supports-jit": found.jit and found.machine.lower() in JIT_MACHINES,
@@ -264,7 +282,7 @@ def apply_settings(suite: Suite) -> None:
 
 def set_environment(suite: Suite) -> None:
     """What the tests' processes read: memref_runtime.environment's variables, PYTHONPATH, ..."""
-    env, runner_utils = suite.config.environment, suite.tools.runner_utils
+    env, runner_utils = suite.config.environment, suite.toolchain.runner_utils
     # Libraries named with -D are also what the tests' in-process JIT links by default.
     if {"mlir_runner_utils", "mlir_c_runner_utils"} & set(suite.lit_config.params):
         env[environment.RUNNER_UTILS] = os.pathsep.join(
@@ -286,7 +304,8 @@ def set_environment(suite: Suite) -> None:
 
 def follow_upstream(suite: Suite) -> None:
     """Upstream MLIR's substitutions, features and site attributes, and the per-test check."""
-    config, tools, libraries = suite.config, suite.tools, suite.tools.runner_utils
+    config, tools = suite.config, suite.toolchain
+    libraries = tools.runner_utils
     c_runner_utils = libraries["mlir_c_runner_utils"]
     setup = upstream_compat.configure(
         config, suite.lit_config,
@@ -295,8 +314,8 @@ def follow_upstream(suite: Suite) -> None:
         libraries=libraries,
         tools={**tools.mlir_tools, "lli": tools.lli},
         llvm_tools_dirs=tools.search["llvm_tools"],
-        bindings_tool=package_opt_tool(suite.bindings, suite.probe.bindings_dirs),
-        bindings_llvm_dirs=[os.path.join(d, "bin") for d in suite.probe.llvm_dirs],
+        bindings_tool=package_opt_tool(suite.bindings, suite.probed.bindings_dirs),
+        bindings_llvm_dirs=[os.path.join(d, "bin") for d in suite.probed.llvm_dirs],
     )
     config.test_format.before_hooks.append(UpstreamHook(setup))
     llvm_tools_dir = os.path.dirname(tools.filecheck) if os.path.isabs(tools.filecheck) else None
@@ -321,13 +340,13 @@ STEPS: tuple[Callable[[Suite], None], ...] = (
     set_environment, follow_upstream, register_updater, start_server)
 
 
-def configure(config, lit_config, **options) -> Configured:
+def configure(config: Any, lit_config: Any, **options: Any) -> Configured:
     """Runs STEPS on `config`; returns what was found."""
     suite = Suite(config, lit_config, Options(**options), Parameters(lit_config))
     for step in STEPS:
         step(suite)
     lit_config.dbg(f"memref-runtime features: {sorted(config.available_features)}")
     lit_config.dbg(f"memref-runtime substitutions: {config.substitutions}")
-    return Configured(python=suite.python, bindings=suite.bindings, mlir_major=suite.probe.mlir_major,
-                      toolchain=suite.tools, mlir_inputs=suite.inputs, exec_root=config.test_exec_root,
+    return Configured(python=suite.python, bindings=suite.bindings, mlir_major=suite.probed.mlir_major,
+                      toolchain=suite.toolchain, mlir_inputs=suite.inputs, exec_root=config.test_exec_root,
                       features=set(config.available_features))

@@ -16,6 +16,8 @@ import hashlib
 import os
 import stat
 import tempfile
+from collections.abc import Callable, Iterable
+from typing import NoReturn
 
 DEFAULT_SUFFIXES = (".py", ".mlir")
 # Never tests: lit's and CMake's files, the harness's own folders.
@@ -23,7 +25,7 @@ ALWAYS_EXCLUDED = ("lit.cfg.py", "lit.site.cfg.py", "lit.site.cfg.py.in", "lit.l
                    "Output", "__pycache__", "README.md", "README.txt", "LICENSE.txt")
 
 
-def excludes(source_root: str, test_dirs, inputs: str | None, more) -> list[str]:
+def excludes(source_root: str, test_dirs: Iterable[str] | None, inputs: str | None, more: Iterable[str]) -> list[str]:
     """lit's `config.excludes`: with `test_dirs`, every other entry of `source_root` (build
     folders, venvs and sources are never walked); the inputs folder; `more`."""
     names = set(ALWAYS_EXCLUDED) | set(more)
@@ -35,7 +37,7 @@ def excludes(source_root: str, test_dirs, inputs: str | None, more) -> list[str]
     return sorted(names)
 
 
-def private_folder(fatal) -> str:
+def private_folder(fatal: Callable[[str], NoReturn]) -> str:
     """`<temp>/memref-runtime-<uid>`: made 0700 if missing, and checked to be this user's alone."""
     folder = os.path.join(tempfile.gettempdir(), f"memref-runtime-{os.getuid()}")
     try:
@@ -56,7 +58,7 @@ def private_folder(fatal) -> str:
     return folder
 
 
-def exec_root(given: str | None, site: str | None, source_root: str, fatal) -> str:
+def exec_root(given: str | None, site: str | None, source_root: str, fatal: Callable[[str], NoReturn]) -> str:
     """Where lit writes Output/ folders (see the module docstring)."""
     if given:
         return os.path.abspath(given)

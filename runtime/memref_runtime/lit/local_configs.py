@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import traceback
+from typing import Any
 
 import lit.Test
 import lit.TestingConfig
@@ -23,7 +24,7 @@ CONFIG_ERROR = "memref_runtime_config_error"  # the attribute a failed lit.local
 class GuardedConfig(lit.TestingConfig.TestingConfig):
     """lit's TestingConfig, whose lit.local.cfg files cannot stop the whole run by raising."""
 
-    def load_from_path(self, path, litConfig):
+    def load_from_path(self, path: str, litConfig: Any) -> None:
         if os.path.basename(path) not in litConfig.local_config_names:
             return super().load_from_path(path, litConfig)
         try:
@@ -46,14 +47,14 @@ class GuardedConfig(lit.TestingConfig.TestingConfig):
         self.finish(litConfig)
 
 
-def guard_local_configs(config) -> None:
+def guard_local_configs(config: Any) -> None:
     """From now on the lit.local.cfg files below `config` load through GuardedConfig (lit
     deep-copies this config for each folder, class included)."""
     if type(config) is lit.TestingConfig.TestingConfig:
         config.__class__ = GuardedConfig
 
 
-def local_config_error(test, lit_config):
+def local_config_error(test: Any, lit_config: Any) -> Before | None:
     """Before hook: a test whose folder's lit.local.cfg raised fails, with the traceback."""
     error = getattr(test.config, CONFIG_ERROR, None)
     return Before(result=lit.Test.Result(lit.Test.FAIL, error)) if error else None

@@ -9,6 +9,7 @@ memory bandwidth, and each would time the other's noise.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 PERF_GROUP = "memref-runtime-perf-tests"
 PERF_FEATURE = "perf-tests"
@@ -20,10 +21,10 @@ class PerfTestsAlone:
     configuration had before (a name, a callable, or None). A class, not a closure: lit pickles
     the configuration into its workers."""
 
-    def __init__(self, previous=None):
+    def __init__(self, previous: object = None) -> None:
         self.previous = previous
 
-    def __call__(self, test):
+    def __call__(self, test: Any) -> object:
         try:
             with open(test.getSourcePath(), "rb") as f:
                 if _REQUIRES_PERF.search(f.read()):
@@ -33,7 +34,7 @@ class PerfTestsAlone:
         return self.previous(test) if callable(self.previous) else self.previous
 
 
-def install(config, lit_config) -> None:
+def install(config: Any, lit_config: Any) -> None:
     """Puts the suite's performance tests in PERF_GROUP, one at a time."""
     lit_config.parallelism_groups.setdefault(PERF_GROUP, 1)
     if not isinstance(config.parallelism_group, PerfTestsAlone):

@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable, Collection
+from typing import Any, NoReturn, TypeVar, overload
+
+_T = TypeVar("_T")
 
 # name -> (older name still accepted, or None; what it sets)
 PARAMETERS = {
@@ -40,23 +44,28 @@ PARAMETERS = {
 class Parameters:
     """lit's `-D` parameters, read by their names in PARAMETERS; errors stop lit naming the parameter."""
 
-    def __init__(self, lit_config):
-        self.given = lit_config.params
-        self.fatal = lit_config.fatal
+    def __init__(self, lit_config: Any) -> None:
+        self.given: dict[str, str] = lit_config.params
+        self.fatal: Callable[[str], NoReturn] = lit_config.fatal
 
     def __contains__(self, name: str) -> bool:
         older = PARAMETERS[name][0]
         return name in self.given or (older is not None and older in self.given)
 
-    def get(self, name: str, default=None):
+    @overload
+    def get(self, name: str) -> str | None: ...
+    @overload
+    def get(self, name: str, default: str) -> str: ...
+    def get(self, name: str, default: str | None = None) -> str | None:
         """`-D name=...`, or its older name; both given must agree."""
         older = PARAMETERS[name][0]
         given = {n: self.given[n] for n in (name, older) if n and n in self.given}
         if len(set(given.values())) > 1:
-            self.fatal(f"-D {name} and -D {older} name the same setting, got {given[name]!r} and {given[older]!r}")
+            new, old = given.values()
+            self.fatal(f"-D {name} and -D {older} name the same setting, got {new!r} and {old!r}")
         return next(iter(given.values()), default)
 
-    def choice(self, name: str, choices, default: str) -> str:
+    def choice(self, name: str, choices: Collection[str], default: str) -> str:
         value = self.get(name, default)
         if value not in choices:
             self.fatal(f"-D {name}: expected one of {', '.join(choices)}, got {value!r}")
@@ -73,11 +82,11 @@ class Parameters:
             self.fatal(f"-D {name}: expected the path of {what}, got {value!r}, which is not one")
         return path
 
-    def parsed(self, name: str, parse):
+    def parsed(self, name: str, parse: Callable[[str, str], _T]) -> _T | None:
         """`parse(value, "-D name")` of a given parameter (None when not given); its ValueError stops lit."""
         if name not in self:
             return None
         try:
-            return parse(self.get(name), f"-D {name}")
+            return parse(self.get(name, ""), f"-D {name}")  # given: the default is never used
         except ValueError as e:
             self.fatal(str(e))

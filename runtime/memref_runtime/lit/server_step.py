@@ -17,6 +17,8 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from ..environment import PYTHON_SERVER_DIR, PYTHON_SERVER_OWNER, TIMING
 from ..pyserver.lifecycle import client_command, prestart, start_run, unsupported_reason
@@ -25,7 +27,8 @@ from .test_format import Before
 DEFAULT_PYTHON_SERVER = True
 
 
-def configure(config, lit_config, params, parse_flag) -> None:
+def configure(config: Any, lit_config: Any, params: Mapping[str, str],
+              parse_flag: Callable[[str, str], bool]) -> None:
     """The server behind %PYTHON, input recording, timing (configure()'s last step: it rewrites
     %PYTHON and needs the final environment)."""
     wanted = parse_flag(params.get("python_server", str(int(DEFAULT_PYTHON_SERVER))), "-D python_server")

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
+from typing import Any
 
 import lit.formats
 import lit.Test
 import lit.TestRunner
 
 
-def parsed_script(test, require_script: bool):
+def parsed_script(test: Any, require_script: bool) -> Any:
     """lit's parseIntegratedTestScript of `test` (its script, or the Result lit would give), read
     from a copy: each parse adds the file's REQUIRES, UNSUPPORTED and XFAIL lines to the test's
     own lists, and lit parses the test again when it runs it ("requires: torch, torch")."""
@@ -41,12 +42,12 @@ class Before:
 class MemrefRuntimeShTest(lit.formats.ShTest):
     """ShTest (lit's internal shell) with before/after hooks; see the module docstring."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__(execute_external=False)
         self.before_hooks: list = []
         self.after_hooks: list = []
 
-    def prepare(self, test, lit_config) -> tuple:
+    def prepare(self, test: Any, lit_config: Any) -> tuple:
         """(a result that ends the test or None, substitutions, preamble commands): what the before
         hooks ask for. memref-update-checks runs the RUN lines with the same."""
         substitutions, preamble = list(self.extra_substitutions), list(self.preamble_commands)
@@ -60,7 +61,7 @@ class MemrefRuntimeShTest(lit.formats.ShTest):
             preamble += before.preamble
         return None, substitutions, preamble
 
-    def execute(self, test, lit_config):
+    def execute(self, test: Any, lit_config: Any) -> Any:
         result, substitutions, preamble = self.prepare(test, lit_config)
         if result is not None:
             return result

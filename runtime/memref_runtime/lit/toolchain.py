@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any, NoReturn
 
 import lit.util
 
 from .. import probe_cache
 from .interpreter import Probe
+from .parameters import Parameters
 
 SHARED_LIB_NAME = {"win32": "{}.dll", "darwin": "lib{}.dylib"}.get(sys.platform, "lib{}.so")
 MLIR_TOOL_NAMES = ("mlir-opt", "mlir-runner", "mlir-translate")
@@ -25,14 +28,16 @@ RUNNER_UTILS = ("mlir_runner_utils", "mlir_c_runner_utils")
 
 def build_tree_of(path: str | None) -> str | None:
     """The LLVM build (or install) tree above `path` (the first ancestor with bin/mlir-opt), or None."""
-    for _ in range(6 if path else 0):
+    if not path:
+        return None
+    for _ in range(6):
         if os.path.isfile(os.path.join(path, "bin", "mlir-opt")):
             return path
         path = os.path.dirname(path)
     return None
 
 
-def subdirs(roots, *names) -> list[str]:
+def subdirs(roots: Iterable[str], *names: str) -> list[str]:
     return [os.path.join(r, n) for r in roots for n in names]
 
 
@@ -70,7 +75,8 @@ class Toolchain:
         return list(dict.fromkeys(os.path.dirname(p) for p in paths if p and os.path.isabs(p)))
 
 
-def find_toolchain(config, params, python: str, probe: Probe, mlir_python_path: str | None, fatal) -> Toolchain:
+def find_toolchain(config: Any, params: Parameters, python: str, probe: Probe, mlir_python_path: str | None,
+                   fatal: Callable[[str], NoReturn]) -> Toolchain:
     """Finds every tool and library (see the module docstring); `fatal` stops lit."""
     tree = build_tree_of(mlir_python_path)
     build_tree = [tree] if tree else []

@@ -14,9 +14,16 @@ JitModule's own callbacks never get here: their exceptions are re-raised by the 
 The site hook imports it in every test process: it imports nothing of numpy or MLIR.
 """
 
+from __future__ import annotations
+
 import atexit
 import os
 import sys
+
+# typing.TYPE_CHECKING without importing typing in every test process.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 class CallbackException(RuntimeError):
@@ -30,13 +37,13 @@ class Recorder:
     the pre-started interpreter, is the child's too).
     """
 
-    def __init__(self, previous):
+    def __init__(self, previous: Callable[[sys.UnraisableHookArgs], object]) -> None:
         self.previous = previous
-        self.errors: list[BaseException] = []
+        self.errors: list[BaseException | None] = []  # None: what sys.unraisablehook may get, in theory
         self.reported = 0  # errors[:reported] made something fail already
         self.exits_nonzero = False
 
-    def hook(self, unraisable) -> None:
+    def hook(self, unraisable: sys.UnraisableHookArgs) -> None:
         self.previous(unraisable)  # the traceback, printed where it always went
         if "ctypes callback" in (unraisable.err_msg or ""):
             self.errors.append(unraisable.exc_value)
@@ -63,8 +70,9 @@ def flush_output() -> None:
     (the pytest plugin's isolated children)."""
     for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
         try:
-            stream.flush()
-        except (AttributeError, OSError, ValueError):  # None, or closed
+            if stream is not None:
+                stream.flush()
+        except (AttributeError, OSError, ValueError):  # no flush, or closed
             pass
     try:
         import ctypes  # here: importing it costs every test process ~3 ms at start-up
@@ -90,6 +98,16 @@ def raise_pending(recorder: Recorder, where: str) -> None:
         raise callback_error(pending, where)
 
 
+class _Hook:
+    """`sys.unraisablehook` once installed: it calls the recorder, found again through it."""
+
+    def __init__(self, recorder: Recorder) -> None:
+        self.memref_runtime_recorder = recorder
+
+    def __call__(self, unraisable: sys.UnraisableHookArgs) -> None:
+        self.memref_runtime_recorder.hook(unraisable)
+
+
 def install(*, exit_nonzero: bool = False) -> Recorder:
     """Wraps `sys.unraisablehook` once per process (later calls get the same Recorder).
 
@@ -100,12 +118,7 @@ def install(*, exit_nonzero: bool = False) -> Recorder:
     recorder = getattr(sys.unraisablehook, "memref_runtime_recorder", None)
     if recorder is None:
         recorder = Recorder(sys.unraisablehook)
-
-        def unraisablehook(unraisable):
-            recorder.hook(unraisable)
-
-        unraisablehook.memref_runtime_recorder = recorder
-        sys.unraisablehook = unraisablehook
+        sys.unraisablehook = _Hook(recorder)
     if exit_nonzero and not recorder.exits_nonzero:
         recorder.exits_nonzero = True
         atexit.register(recorder.exit_if_pending)

@@ -10,6 +10,10 @@ from __future__ import annotations
 import _signal  # not signal, which imports enum (~3 ms of CPU in every test process)
 import os
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing in every test process
+if TYPE_CHECKING:
+    from typing import NoReturn
+
 PR_SET_PDEATHSIG = 1
 
 
@@ -27,7 +31,7 @@ def dies_with(parent: int) -> None:
     os.setpgid(0, 0)
 
 
-def die_like(signo: int):
+def die_like(signo: int) -> NoReturn:
     """Ends this process by signal `signo`, as the child ended (or with 128 + signo if it cannot)."""
     try:
         _signal.signal(signo, _signal.SIG_DFL)
@@ -38,7 +42,7 @@ def die_like(signo: int):
     os._exit(128 + signo)
 
 
-def end_like(status: int) -> None:
+def end_like(status: int) -> NoReturn:
     """Ends this process the way wait status `status` says the child ended (a core dump, if the
     child left one, is not written twice)."""
     if os.WIFSIGNALED(status):

@@ -57,7 +57,8 @@ def how_it_ended(record: dict) -> str:
     """'exit status 0', 'killed by SIGSEGV (Segmentation fault)', or that it did not finish."""
     if "signal" in record:
         text = record.get("signal_text") or ""
-        return f"killed by {record.get('signal_name', 'signal %d' % record['signal'])}" + (f" ({text})" if text else "")
+        name = record.get("signal_name", f"signal {record['signal']:d}")
+        return f"killed by {name}" + (f" ({text})" if text else "")
     if "exit_code" in record:
         return f"exit status {record['exit_code']}"
     return "did not finish (killed, or still running when lit stopped waiting)"

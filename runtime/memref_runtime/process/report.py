@@ -24,6 +24,8 @@ Imported by the site hook in every test process: nothing here imports numpy or M
 only a crash or the copier needs (native_stack, select, _signal) is imported when needed.
 """
 
+from __future__ import annotations
+
 import faulthandler
 import os
 import sys
@@ -100,7 +102,8 @@ class _OnBindingsLoaded:
                 continue
             spec = finder.find_spec(fullname, path, target)
             if spec is not None and spec.loader is not None:
-                spec.loader = _LoadedThen(spec.loader, self.loaded)
+                # A loader by duck typing: importlib.abc.Loader costs ~14 ms per test process.
+                spec.loader = _LoadedThen(spec.loader, self.loaded)  # type: ignore[assignment]
                 return spec
         return None
 
@@ -122,7 +125,7 @@ def install_crash_handlers() -> None:
 
 # --- the copy of fds 1 and 2 -------------------------------------------------------------------
 
-def is_test_process(argv: list[str], orig_argv: list[str] = ()) -> bool:
+def is_test_process(argv: list[str], orig_argv: list[str] | tuple[str, ...] = ()) -> bool:
     """A script or `-m` module run by a RUN line, not `-c` code (toolchain.py's stand-ins for
     `not`/`count`) nor a Python tool (filecheck) whose output lit shows itself. `argv` is
     `sys.argv` at start-up (`-m` for a module, whose name only `sys.orig_argv` has)."""
@@ -170,7 +173,7 @@ def _write_record(path: str, record: dict) -> None:
     os.replace(temporary, path)
 
 
-def copy_pipes(sources: dict, report: int, child: int, deadline: float | None = None) -> int | None:
+def copy_pipes(sources: dict, report: int | None, child: int, deadline: float | None = None) -> int | None:
     """Copies each pipe in `sources` (read fd -> destination fds) to its destinations and to
     `report` until every pipe is closed, or the child has ended and its pipes stay quiet
     (a grandchild keeping them open); returns the child's wait status. With a `deadline`
@@ -181,7 +184,8 @@ def copy_pipes(sources: dict, report: int, child: int, deadline: float | None = 
     poller = select.poll()
     for fd in sources:
         poller.register(fd, select.POLLIN)
-    open_pipes, status, quiet_since = set(sources), None, None
+    open_pipes, quiet_since = set(sources), None
+    status: int | None = None
     while open_pipes:
         if status is None and deadline is not None and time.monotonic() > deadline:
             return None
@@ -199,8 +203,8 @@ def copy_pipes(sources: dict, report: int, child: int, deadline: float | None = 
                 report = None  # a full disk loses the report, never the test's output
             sources[fd] = [d for d in sources[fd] if write_all(d, data)]
         if status is None:
-            pid, status = os.waitpid(child, os.WNOHANG)
-            status = status if pid else None
+            pid, wait_status = os.waitpid(child, os.WNOHANG)
+            status = wait_status if pid else None
         if status is not None and not events:
             quiet_since = quiet_since or time.monotonic()
             if time.monotonic() - quiet_since > 0.2:
@@ -273,9 +277,9 @@ def _copy_and_end_like_child(child: int, pipes: dict, report: int, base: str, re
     for number in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(number, lambda n, _frame: os.kill(child, n))
     sources: dict = {}  # read end -> [the fd it replaced]: under 2>&1 one file, written once
-    for fd, (read_end, write_end) in pipes.items():
+    for fd, (read_end, _write_end) in pipes.items():
         sources.setdefault(read_end, [fd])
-    for read_end, write_end in set(pipes.values()):
+    for _read_end, write_end in set(pipes.values()):
         os.close(write_end)
     try:
         os.dup2(os.open(os.devnull, os.O_RDONLY), 0)  # stdin is the test's alone
@@ -287,6 +291,7 @@ def _copy_and_end_like_child(child: int, pipes: dict, report: int, base: str, re
         for read_end in sources:  # nor leave it blocked on a pipe nobody reads
             os.close(read_end)
         status = os.waitpid(child, 0)[1]
+    assert status is not None  # copy_pipes returns None only past a deadline, and none is given
     record.update(pid=child, end=time.time(), **describe_status(status))
     try:
         _write_record(base + ".record", record)

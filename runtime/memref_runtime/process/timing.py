@@ -29,7 +29,21 @@ from .. import environment
 ENV = environment.TIMING
 PARTS = ("parse_lower", "jit", "kernels")
 
-_state = {"active": True, "start": time.perf_counter(), "started": time.time(), "parts": dict.fromkeys(PARTS, 0.0)}
+
+class _Record:
+    """This process's record: whether it writes one, when it began, the seconds of each part."""
+
+    def __init__(self) -> None:
+        self.start_process()
+
+    def start_process(self) -> None:
+        self.active = True
+        self.start = time.perf_counter()
+        self.started = time.time()
+        self.parts = dict.fromkeys(PARTS, 0.0)
+
+
+_state = _Record()
 _stack: list = []  # [part, time spent in nested parts] of the timed calls in progress
 
 
@@ -38,7 +52,7 @@ def _timed(part: str, fn):
 
     @functools.wraps(fn)
     def timed(*args, **kwargs):
-        frame = [part, 0.0]
+        frame: list = [part, 0.0]  # [part, time spent in nested parts]
         _stack.append(frame)
         start = time.perf_counter()
         try:
@@ -46,7 +60,7 @@ def _timed(part: str, fn):
         finally:
             elapsed = time.perf_counter() - start
             _stack.pop()
-            _state["parts"][part] += elapsed - frame[1]
+            _state.parts[part] += elapsed - frame[1]
             if _stack:
                 _stack[-1][1] += elapsed
 
@@ -142,24 +156,24 @@ def install() -> None:
 
 def start_process() -> None:
     """Starts the record of this process (a child forked from a pre-started interpreter)."""
-    _state.update(active=True, start=time.perf_counter(), started=time.time(), parts=dict.fromkeys(PARTS, 0.0))
+    _state.start_process()
 
 
 def stop_process() -> None:
     """This process writes no record (a pre-started interpreter: its children do)."""
-    _state["active"] = False
+    _state.active = False
 
 
 def _write() -> None:
     folder = os.environ.get(ENV)
-    if not _state["active"] or not folder:
+    if not _state.active or not folder:
         return
     record = {
         "test": os.environ.get(environment.LIT_CURRENT_TESTCASE),
         "argv": sys.argv,
-        "started": _state["started"],  # wall clock: which ran first, which ran within another
-        "seconds": time.perf_counter() - _state["start"],
-        "parts": _state["parts"],
+        "started": _state.started,  # wall clock: which ran first, which ran within another
+        "seconds": time.perf_counter() - _state.start,
+        "parts": _state.parts,
         "env": dict(os.environ),  # to start the same imports in a bare process (the floor)
     }
     os.makedirs(folder, exist_ok=True)

@@ -28,6 +28,13 @@ import marshal
 import os
 import sys
 
+# typing.TYPE_CHECKING without importing typing: this client starts in a few milliseconds. (No
+# `from __future__ import annotations` either, for the same reason: annotations of names from
+# typing are quoted.)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NoReturn
+
 # Copies of memref_runtime.environment's names: this script imports nothing of the package
 # (tests/test_layout.py checks that they are the same).
 DIR_ENV = "MEMREF_RUNTIME_PYTHON_SERVER_DIR"  # the lit run's private folder of servers
@@ -61,7 +68,7 @@ def servable(argv: list) -> bool:
 
 def server_key(env: dict) -> str:
     """The name of the server for this interpreter and environment."""
-    import _sha1
+    import _sha1  # type: ignore[import-not-found]  # no stub; hashlib would cost this client ~3 ms
 
     digest = _sha1.sha1(os.fsencode(sys.executable))
     for name in sorted(env):
@@ -70,12 +77,12 @@ def server_key(env: dict) -> str:
     return digest.hexdigest()[:20]
 
 
-def exec_python(argv: list):
+def exec_python(argv: list) -> "NoReturn":
     """Runs `python argv...` in this process: a fresh interpreter."""
     os.execv(sys.executable, [sys.executable] + argv)
 
 
-def _connect(path: str):
+def _connect(path: str) -> _socket.socket:
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         sock.connect(path)
@@ -125,7 +132,7 @@ def _exec_server(folder: str, key: str, ready_w: int) -> None:
     os.execv(sys.executable, [sys.executable, "-c", boot, folder, key, str(ready_w)])
 
 
-def connect(folder: str, key: str):
+def connect(folder: str, key: str) -> _socket.socket:
     """A connection to the server of `key` in `folder`, started first if it is not running."""
     path = os.path.join(folder, key + ".sock")
     try:
@@ -178,7 +185,7 @@ def _receive(sock) -> tuple:
     return data[:1], int.from_bytes(data[1:], "big", signed=True)
 
 
-def die_like(signo: int):
+def die_like(signo: int) -> "NoReturn":
     """Ends this process by signal `signo`, as the child ended: memref_runtime.process.ending's,
     imported only now (this script starts without the package on its path)."""
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -187,7 +194,7 @@ def die_like(signo: int):
     end_by(signo)
 
 
-def main(argv: list):
+def main(argv: list) -> "NoReturn":
     folder = os.environ.get(DIR_ENV)
     if not folder or not servable(argv) or EXPECTED_CRASH_ENV in os.environ:
         exec_python(argv)

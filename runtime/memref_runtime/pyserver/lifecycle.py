@@ -87,7 +87,7 @@ def stop_servers(folder: str) -> None:
     shutil.rmtree(folder, ignore_errors=True)
 
 
-_prestarted = []  # the client that starts the server, kept until lit's exit (no zombie warning)
+_prestarted: list[object] = []  # the client that starts the server, kept until lit's exit (no zombie warning)
 
 
 def prestart(python: str, environment: dict) -> None:

@@ -30,6 +30,7 @@ import socket
 import struct
 import sys
 import types
+from typing import Any
 
 from ..process.ending import dies_with
 from .client import OWNER_ENV, RECORD, VOLATILE_ENV
@@ -87,12 +88,12 @@ class Server:
         self.signals = {s: signal.getsignal(s) for s in signal.valid_signals()}
         self.stdio = {name: (getattr(sys, name).encoding, getattr(sys, name).errors)
                       for name in ("stdin", "stdout", "stderr")}
-        self.buffered = not sys.stdout.write_through
+        self.buffered = not sys.stdout.write_through  # type: ignore[union-attr]  # a TextIOWrapper here
         self.main = sys.modules.get("__main__")  # the server's own, which a child replaces
 
     # --- serving --------------------------------------------------------------------------
 
-    def serve(self, owner: int | None):
+    def serve(self, owner: int | None) -> dict | None:
         """Serves until shut down (returns None) or, in a forked child, returns its request."""
         self.selector.register(self.listener, selectors.EVENT_READ, "accept")
         if owner is not None:
@@ -128,7 +129,7 @@ class Server:
             if os.getpid() == self.pid:
                 self.shutdown()
 
-    def accept(self):
+    def accept(self) -> dict | None:
         try:
             conn, _ = self.listener.accept()
         except OSError:
@@ -167,12 +168,12 @@ class Server:
         return None
 
     @staticmethod
-    def receive(conn) -> tuple[dict, list]:
+    def receive(conn: socket.socket) -> tuple[dict, list]:
         import marshal
 
         fd_space = socket.CMSG_SPACE(4 * struct.calcsize("i"))
         header, ancillary, _, _ = conn.recvmsg(8, fd_space)
-        fds = []
+        fds: list[int] = []
         for level, kind, data in ancillary:
             if (level, kind) == (socket.SOL_SOCKET, socket.SCM_RIGHTS):
                 fds += struct.unpack(f"{len(data) // 4}i", data[:len(data) // 4 * 4])
@@ -197,14 +198,14 @@ class Server:
                 os.close(fd)
             raise
 
-    def refuse(self, conn, fds) -> None:
+    def refuse(self, conn: socket.socket, fds: list[int]) -> None:
         for fd in fds:
             os.close(fd)
         self.send(conn, _record(b"F", 0))
         conn.close()
 
     @staticmethod
-    def send(conn, data: bytes) -> None:
+    def send(conn: socket.socket, data: bytes) -> None:
         try:
             conn.setblocking(True)
             conn.sendall(data)
@@ -270,7 +271,7 @@ class Server:
 
     # --- in the child ---------------------------------------------------------------------
 
-    def become_child(self, conn) -> None:
+    def become_child(self, conn: socket.socket) -> None:
         """Leaves the server's role: own process group, dies with the server, no server fds."""
         dies_with(self.pid)
         for s, handler in self.signals.items():  # SIGTERM's, first of all
@@ -289,15 +290,16 @@ class Server:
         self.listener.close()
 
 
-def create_stdio(fd: int, write: bool, name: str, encoding: str, errors: str, buffered: bool):
+def create_stdio(fd: int, write: bool, name: str, encoding: str, errors: str, buffered: bool) -> io.TextIOWrapper:
     """sys.stdin/stdout/stderr as CPython makes them at start-up (pylifecycle.c create_stdio)."""
     buffering = -1 if buffered or not write else 0
-    buf = io.open(fd, "wb" if write else "rb", buffering, closefd=False)
+    # Any: which io class open() makes depends on the mode and buffering computed here.
+    buf: Any = open(fd, "wb" if write else "rb", buffering, closefd=False)
     raw = buf.raw if buffering else buf
     raw.name = name
     line_buffering = buffered and (raw.isatty() or fd == 2)
     stream = io.TextIOWrapper(buf, encoding, errors, "\n", line_buffering, not buffered)
-    stream.mode = "w" if write else "r"
+    stream.mode = "w" if write else "r"  # type: ignore[misc]  # an instance attribute, as CPython sets it
     return stream
 
 
@@ -329,13 +331,16 @@ def take_request(server: Server, request: dict) -> None:
         encoding, errors = server.stdio[name]
         streams[name] = create_stdio(fd, fd > 0, f"<{name}>", encoding, errors, server.buffered)
     sys.stdin, sys.stdout, sys.stderr = streams["stdin"], streams["stdout"], streams["stderr"]
-    sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr
+    # The test's streams are this child's original ones (typeshed says they never change).
+    sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr  # type: ignore[misc]
     import faulthandler
 
     if faulthandler.is_enabled():  # PYTHONFAULTHANDLER: onto the test's stderr
         faulthandler.enable(sys.stderr, all_threads=True)
     if "tempfile" in sys.modules:  # gettempdir() caches TMPDIR, which may differ (lit's own)
-        sys.modules["tempfile"].tempdir = None
+        import tempfile
+
+        tempfile.tempdir = None
     if "numpy.random" in sys.modules:  # a fresh interpreter seeds NumPy's global generator anew
         sys.modules["numpy.random"].seed()
     timing = sys.modules.get("memref_runtime.process.timing")
@@ -376,7 +381,7 @@ def run_command(argv: list) -> None:
         import runpy
 
         _new_main(__loader__=importlib.machinery.BuiltinImporter)
-        runpy._run_module_as_main(argv[1], alter_argv=True)
+        runpy._run_module_as_main(argv[1], alter_argv=True)  # type: ignore[attr-defined]  # what `python -m` runs
         return
     if argv[0] == "-c":
         code = compile(argv[1], "<string>", "exec", dont_inherit=True)
@@ -391,7 +396,7 @@ def run_command(argv: list) -> None:
     exec(code, main.__dict__)
 
 
-def exit_status(code) -> int:
+def exit_status(code: object) -> int:
     """The exit status of `raise SystemExit(code)`, its message printed (CPython's _Py_HandleSystemExit)."""
     if code is None:
         return 0
@@ -418,7 +423,7 @@ def finish(status: int, server: Server, signo: int | None = None) -> None:
     import atexit
     import threading
 
-    threading._shutdown()
+    threading._shutdown()  # type: ignore[attr-defined]  # what Py_FinalizeEx calls: joins non-daemon threads
     atexit._run_exitfuncs()
     if sys.stdout is not None and not sys.stdout.closed:
         try:

@@ -62,7 +62,7 @@ def _settle(config: pytest.Config, namespace) -> options.Settings:
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_load_initial_conftests(early_config: pytest.Config, parser, args) -> None:
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
     # Before any conftest.py is imported: one that imports `mlir` must get --mlir-python's, and
     # module-level JitModules the session's opt level.
     _settle(early_config, early_config.known_args_namespace)

@@ -11,6 +11,9 @@ isolated test the child checks its own call (isolation.py).
 
 from __future__ import annotations
 
+from collections.abc import Generator
+from typing import Any
+
 import pytest
 
 from ..process import callback_exceptions
@@ -23,7 +26,7 @@ def recorder() -> callback_exceptions.Recorder:
     return callback_exceptions.install()
 
 
-def check(recorder: callback_exceptions.Recorder, item, when: str) -> None:
+def check(recorder: callback_exceptions.Recorder, item: pytest.Item, when: str) -> None:
     """Raises CallbackException, from the first of them, if callbacks raised since the last check
     (a warning instead, where `item` did not ask for memref-runtime's checks: scope.py)."""
     __tracebackhide__ = True  # pytest shows the callback's traceback, not the plugin's frames
@@ -39,10 +42,10 @@ def check(recorder: callback_exceptions.Recorder, item, when: str) -> None:
 class CallbackCheck:
     """The hooks: each phase of each test checks the callbacks that raised during it."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.recorder = recorder()
 
-    def _checked(self, item, when: str):
+    def _checked(self, item: pytest.Item, when: str) -> Generator[None, Any, Any]:
         __tracebackhide__ = True
         try:
             result = yield
@@ -55,17 +58,17 @@ class CallbackCheck:
         return result
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_setup(self, item):
+    def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, Any, Any]:
         __tracebackhide__ = True
         self.recorder.take_pending()  # raised between tests (collection, another plugin): no test's
         return (yield from self._checked(item, "setup"))
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_call(self, item):
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, Any, Any]:
         __tracebackhide__ = True
         return (yield from self._checked(item, "call"))
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_teardown(self, item):
+    def pytest_runtest_teardown(self, item: pytest.Item) -> Generator[None, Any, Any]:
         __tracebackhide__ = True
         return (yield from self._checked(item, "teardown"))

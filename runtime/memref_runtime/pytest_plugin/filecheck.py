@@ -33,7 +33,8 @@ class FileCheck:
     found_by: str
 
     def describe(self) -> str:
-        return f"{shlex.join(self.command)} ({'LLVM' if self.kind == 'llvm' else 'the Python filecheck'}, {self.found_by})"
+        which = "LLVM" if self.kind == "llvm" else "the Python filecheck"
+        return f"{shlex.join(self.command)} ({which}, {self.found_by})"
 
 
 def _llvm_package_tool(name: str) -> str | None:
@@ -62,7 +63,7 @@ def find(given: str | None = None) -> FileCheck | None:
     return None
 
 
-def run(text: str, checks, *args: str, filecheck: FileCheck | None) -> None:
+def run(text: str, checks: str | os.PathLike, *args: str, filecheck: FileCheck | None) -> None:
     """Checks `text` against `checks` (CHECK lines as a string, or the path of a file holding
     them) with `args` (`--check-prefix=FOO`, ...); pytest.fail with FileCheck's own message."""
     if filecheck is None:

@@ -8,6 +8,8 @@ neither numpy nor MLIR.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -24,7 +26,7 @@ class JitFactory:
         self.opt_level = opt_level
         self.modules: list = []
 
-    def __call__(self, source, **kw):
+    def __call__(self, source: Any, **kw: Any) -> Any:
         from ..jit import JitModule
 
         kw.setdefault("opt_level", self.opt_level)
@@ -41,7 +43,7 @@ class JitFactory:
 
 
 @pytest.fixture
-def mlir_opt_level(request):
+def mlir_opt_level(request: pytest.FixtureRequest) -> Iterator[int]:
     """The opt level of this test's JitModules and memref_runtime.testing engines.
 
     Under `--mlir-opt-levels=0,3` each test that uses it (through `jit`, or by name) runs once per
@@ -63,7 +65,7 @@ def mlir_opt_level(request):
 
 
 @pytest.fixture
-def jit(mlir_opt_level):
+def jit(mlir_opt_level: int) -> Iterator[JitFactory]:
     """A factory: `jit(source, **kw)` returns a JitModule (MLIR text, a path or an ir.Module) at
     this test's opt level and the session's runtime verification; its modules are released after
     the test."""
@@ -73,14 +75,14 @@ def jit(mlir_opt_level):
 
 
 @pytest.fixture
-def mlir_checks():
+def mlir_checks() -> None:
     """Asks for memref-runtime's checks (Contexts left alive, exceptions in ctypes callbacks fail
     the test) and does nothing else: a conftest.py turns them on for its folder with
     `@pytest.fixture(autouse=True)` `def _checked(mlir_checks): pass` (scope.py)."""
 
 
 @pytest.fixture
-def check_close():
+def check_close() -> Callable[..., None]:
     """memref_runtime.testing.check_close: `check_close(label, actual, expected, rtol=, atol=)`."""
     from ..testing import check_close
 
@@ -88,7 +90,7 @@ def check_close():
 
 
 @pytest.fixture
-def check_against():
+def check_against() -> Callable[..., Any]:
     """memref_runtime.testing.check_against: a JIT function against a NumPy reference on inputs
     drawn from its MLIR signature (the smallest failing example, with a replay script)."""
     from ..testing import check_against
@@ -97,12 +99,12 @@ def check_against():
 
 
 @pytest.fixture
-def filecheck(request):
+def filecheck(request: pytest.FixtureRequest) -> Callable[..., None]:
     """`filecheck(text, checks, *args)`: runs FileCheck (LLVM's from the wheels, else the Python
     filecheck) on `text` against `checks` (CHECK lines, or a path); fails with FileCheck's message."""
     found = filecheck_tool.find(request.config.stash[SETTINGS].filecheck)
 
-    def run(text: str, checks, *args: str) -> None:
+    def run(text: str, checks: str | os.PathLike, *args: str) -> None:
         __tracebackhide__ = True
         filecheck_tool.run(text, checks, *args, filecheck=found)
 

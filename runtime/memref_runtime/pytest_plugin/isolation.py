@@ -41,7 +41,8 @@ import sys
 import tempfile
 import time
 import warnings
-from typing import NamedTuple
+from collections.abc import Generator
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -50,7 +51,7 @@ from ..process.callback_exceptions import flush_output
 from . import callbacks, leaks
 
 GRACE = 5.0  # seconds from SIGABRT (print the stacks) to SIGKILL
-_LONGREPR = pytest.StashKey()
+_LONGREPR: pytest.StashKey[object] = pytest.StashKey()  # the isolated child's report.longrepr
 _in_child = False  # set in an isolated child: the test runs there, not in another child
 
 
@@ -67,7 +68,7 @@ class Isolation:
         self.timeout, self.timeout_origin = timeout, timeout_origin
         self.recorder = callbacks.recorder()
 
-    def marker_timeout(self, item) -> tuple[bool, float | None, str]:
+    def marker_timeout(self, item: pytest.Item) -> tuple[bool, float | None, str]:
         """(isolated?, timeout in seconds or None, where the timeout was set)."""
         marker = item.get_closest_marker("isolated")
         if marker is None:
@@ -81,7 +82,7 @@ class Isolation:
         return True, (timeout or None), "@pytest.mark.isolated(timeout=...)"
 
     @pytest.hookimpl(tryfirst=True)
-    def pytest_pyfunc_call(self, pyfuncitem):
+    def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> bool | None:
         if _in_child:
             return None  # the child: the test function itself, by pytest's own implementation
         isolated, timeout, origin = self.marker_timeout(pyfuncitem)
@@ -94,7 +95,7 @@ class Isolation:
         return True
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
-    def pytest_runtest_makereport(self, item, call):
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> Generator[None, Any, Any]:
         report = yield
         longrepr = item.stash.get(_LONGREPR, None)
         if longrepr is not None and call.when == "call":
@@ -107,7 +108,7 @@ class Isolation:
 class Child:
     """One isolated call: fork, wait (with the timeout), and the outcome or the crash report."""
 
-    def __init__(self, isolation: Isolation, item, timeout: float | None, origin: str):
+    def __init__(self, isolation: Isolation, item: pytest.Function, timeout: float | None, origin: str) -> None:
         self.isolation, self.item, self.timeout, self.origin = isolation, item, timeout, origin
         self.capture = capture = item.config.getoption("capture", "no")  # "no" without pytest's capture plugin
         # Under fd capture, fd 2 is pytest's capture file: the child's stderr is held back and
@@ -185,7 +186,8 @@ class Child:
         except BaseException:  # noqa: BLE001 - reported as the child's exit status, with its traceback
             import traceback
 
-            process_report.write_all(2, ("memref-runtime: the isolated child failed:\n" + traceback.format_exc()).encode())
+            failed = "memref-runtime: the isolated child failed:\n" + traceback.format_exc()
+            process_report.write_all(2, failed.encode())
             code = 3
         finally:
             flush_output()
@@ -215,7 +217,9 @@ class Child:
             "leaked": self.leaked_in_child() if error is None else 0,
         }
         if self.capture == "sys":  # the child's sys.stdout and sys.stderr are memory of its own
-            outcome["captured"] = item.config.pluginmanager.get_plugin("capturemanager").read_global_capture()
+            capture_manager = item.config.pluginmanager.get_plugin("capturemanager")
+            assert capture_manager is not None  # --capture=sys is its option
+            outcome["captured"] = capture_manager.read_global_capture()
         return outcome
 
     def leaked_in_child(self) -> int:
@@ -280,8 +284,11 @@ class Child:
 def _harness_folders() -> tuple[str, ...]:
     import pluggy
 
-    return tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep
-                 for m in (pytest, sys.modules["_pytest"], pluggy, sys.modules[__package__])) + ("<frozen runpy>",)
+    folders = []
+    for module in (pytest, sys.modules["_pytest"], pluggy, sys.modules[__package__]):
+        assert module.__file__ is not None  # packages installed as files
+        folders.append(os.path.dirname(os.path.abspath(module.__file__)) + os.sep)
+    return (*folders, "<frozen runpy>")
 
 
 _NATIVE_FRAME = re.compile(r"^\s*#\d+ 0x[0-9a-fA-F]+ ", re.M)
@@ -293,8 +300,10 @@ def _without_harness_frames(text: str) -> tuple[str, int]:
     the frames of pytest, pluggy and this plugin; in LLVM's native one everything below the first
     frame of the interpreter's eval loop (the Python stack again, as C). Returns the text and how
     many Python frames were left out."""
-    folders, kept, python_left_out = _harness_folders(), [], 0
-    native_left_out, in_interpreter, note_at = 0, False, None
+    folders, python_left_out = _harness_folders(), 0
+    kept: list[str] = []
+    native_left_out, in_interpreter = 0, False
+    note_at: int | None = None  # where the native frames left out were
     for line in text.splitlines():
         stripped = line.strip()
         if stripped.startswith('File "') and stripped[6:].startswith(folders):
@@ -307,8 +316,9 @@ def _without_harness_frames(text: str) -> tuple[str, int]:
                 continue
             in_interpreter = _EVAL_LOOP in line
         kept.append(line)
-    if native_left_out:
-        kept.insert(note_at, f"  ... {native_left_out} more native frames: the interpreter running the Python stack above")
+    if note_at is not None:  # native_left_out > 0
+        kept.insert(note_at, f"  ... {native_left_out} more native frames: "
+                             "the interpreter running the Python stack above")
     return "\n".join(kept), python_left_out
 
 

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import gc
 import sys
+from collections.abc import Generator
+from typing import Any
 
 import pytest
 
@@ -71,12 +73,13 @@ class LeakCheck:
         self._in_wide_fixture = 0
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
-    def pytest_runtest_setup(self, item):
+    def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, Any, Any]:
         self.before, self.fixtures, self.child, self.failed = live_contexts(), 0, 0, False
         return (yield)
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_fixture_setup(self, fixturedef, request):
+    def pytest_fixture_setup(
+            self, fixturedef: pytest.FixtureDef, request: pytest.FixtureRequest) -> Generator[None, Any, Any]:
         if fixturedef.scope == "function" or self._in_wide_fixture:
             return (yield)
         self._in_wide_fixture += 1
@@ -88,7 +91,7 @@ class LeakCheck:
             self.fixtures += live_contexts() - before
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_makereport(self, item, call):
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> Generator[None, Any, Any]:
         report = yield
         if call.when != "teardown":
             self.failed = self.failed or report.failed
@@ -98,7 +101,7 @@ class LeakCheck:
         # The teardown is over, but item.funcargs holds the fixtures' values until pytest drops it
         # after this report: a Context that a function-scoped fixture yielded would look leaked.
         if getattr(item, "funcargs", None):
-            item.funcargs = {}
+            item.funcargs = {}  # type: ignore[attr-defined]  # pytest.Function's, or another item's alike
         allowed = self.before + self.fixtures
         # A wider fixture torn down now may take the count below `allowed`: never a negative leak.
         leaked = max(0, collected_count(allowed) - allowed) + self.child
@@ -122,6 +125,7 @@ class LeakCheck:
                        "teardown and a garbage collection"
                        + (f" ({self.child} in its isolated child)" if self.child else "") + ": "
                        f"Context._get_live_count() is {live_contexts()}, {self.before} when the test began"
-                       + (f", {self.fixtures} more made by module- or session-scoped fixtures" if self.fixtures else ""))
+                       + (f", {self.fixtures} more made by module- or session-scoped fixtures"
+                          if self.fixtures else ""))
         return (f"memref-runtime: {counted}. Keep Contexts in the test (`with Context():`, JitModule, the `jit` "
                 f"fixture) or in a fixture that releases them; @pytest.mark.{MARKER}(reason=...) opts a test out.")

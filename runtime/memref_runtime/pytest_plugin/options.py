@@ -13,12 +13,13 @@ children and the Python processes a test starts see them too.
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import os
 import shutil
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import pytest
 
@@ -158,7 +159,7 @@ def add_options(parser: pytest.Parser) -> None:
         parser.addini(option.ini, f"{option.ini_help or option.help} ({option.flag})", type="string", default="")
 
 
-def read(config: pytest.Config, namespace) -> Settings:
+def read(config: pytest.Config, namespace: argparse.Namespace) -> Settings:
     """The settings from `namespace` (argparse's, early or final) and the ini file; UsageError on bad values."""
     values: dict = {}
     origins = []

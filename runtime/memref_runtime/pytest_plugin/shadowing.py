@@ -20,6 +20,7 @@ class ShadowedFixtureWarning(pytest.PytestWarning):
 
 def _definition(item: pytest.Item, name: str):
     info = getattr(item, "_fixtureinfo", None)
+    assert info is not None  # fixture_module found `name` through it
     return info.name2fixturedefs[name][-1]
 
 

@@ -10,7 +10,8 @@ own, so the same example can be rebuilt over a copy for the reference, saved and
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from collections.abc import Collection
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -26,7 +27,7 @@ from ..jit.signatures import (
 DEFAULT_BOUNDS = (-100, 100)
 
 
-def hypothesis_modules():
+def hypothesis_modules() -> tuple[Any, Any, Any]:
     """(hypothesis, strategies, extra.numpy), or an ImportError that says how to get them."""
     try:
         import hypothesis
@@ -64,8 +65,8 @@ class Layout(NamedTuple):
 class ArgumentPlan(NamedTuple):
     """How one parameter is drawn."""
 
-    index: int
-    spec: object  # MemRefSpec or ScalarSpec
+    index: int  # type: ignore[assignment]  # the argument's position (a field named like tuple.index)
+    spec: MemRefSpec | ScalarSpec
     dtype: np.dtype
     dims: tuple  # memrefs: per dimension, a static size or a size symbol (str)
     strided: bool  # a layout is drawn (strided<...>); else C-contiguous
@@ -100,13 +101,13 @@ def _element_strategy(st, dtype: np.dtype, bounds: tuple):
     return floats.map(lambda x: float(np.array(x, np.float32).astype(dtype).astype(np.float32)))
 
 
-def scalar_dtype(spec) -> np.dtype:
+def scalar_dtype(spec: ScalarSpec | MemRefSpec) -> np.dtype:
     """The NumPy dtype of a scalar or memref element type."""
     return element_type_for_mlir(spec.element if isinstance(spec, MemRefSpec) else spec.mlir).dtype
 
 
-def make_plans(sig: FunctionSignature, *, shapes: dict, tie_dims: bool, ranks: dict, outputs,
-               bounds, strategies: dict, max_size: int) -> list[ArgumentPlan]:
+def make_plans(sig: FunctionSignature, *, shapes: dict, tie_dims: bool, ranks: dict, outputs: Collection[int] | None,
+               bounds: tuple | dict | None, strategies: dict, max_size: int) -> list[ArgumentPlan]:
     """The plan of every parameter of `sig`; TypeError/ValueError naming an argument it cannot draw."""
     where = f"check_against(@{sig.name})"
     n = len(sig.inputs)
@@ -117,7 +118,8 @@ def make_plans(sig: FunctionSignature, *, shapes: dict, tie_dims: bool, ranks: d
                 raise ValueError(f"{where}: {name} names argument {i!r}; @{sig.name} has arguments 0 to {n - 1}")
     if outputs is None:  # a function without results writes into (some of) its memrefs
         outputs = () if sig.results else [i for i, s in enumerate(sig.inputs) if isinstance(s, MemRefSpec)]
-    plans, static_at = [], {}
+    plans: list[ArgumentPlan] = []
+    static_at: dict[int, int] = {}  # dimension -> the first static size there
     for i, spec in enumerate(sig.inputs):
         given_bounds = bounds.get(i) if isinstance(bounds, dict) else bounds
         if isinstance(spec, UnsupportedSpec):
@@ -162,6 +164,7 @@ def _layout(draw, st, plan: ArgumentPlan, shape: tuple) -> Layout:
     if not plan.strided:
         return Layout(shape, (), 0, count, True)
     rank = len(shape)
+    assert isinstance(plan.spec, MemRefSpec) and plan.spec.strides is not None  # strided: a memref's layout
     static = plan.spec.strides
     innermost_first = list(reversed(range(rank)))
     if all(s is DYNAMIC for s in static) and rank > 1:
@@ -189,7 +192,7 @@ def _layout(draw, st, plan: ArgumentPlan, shape: tuple) -> Layout:
     return Layout(shape, tuple(strides), offset, size, False)
 
 
-def example_strategy(plans: list[ArgumentPlan], min_size: int, max_size: int):
+def example_strategy(plans: list[ArgumentPlan], min_size: int, max_size: int) -> Any:
     """A Hypothesis strategy of whole examples: per argument, (layout, flat buffer) or a scalar."""
     _, st, hnp = hypothesis_modules()
     symbols = sorted({s for p in plans for s in p.dims if isinstance(s, str)})

@@ -14,9 +14,12 @@ or payload) and nothing else; an infinity matches only an infinity of the same s
 from __future__ import annotations
 
 import sys
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
 
 from ..element_types import is_numpy_native
 from ..interop import import_array, is_array_like
@@ -46,7 +49,7 @@ _EXACT = Tolerance(0.0, 0.0)
 _SHOWN_MISMATCHES = 5
 
 
-def default_tolerance(dtype) -> Tolerance:
+def default_tolerance(dtype: DTypeLike) -> Tolerance:
     """The (rtol, atol) check_close uses for `dtype` when not told: the table, exact for integers and bool."""
     dtype = np.dtype(dtype)
     if dtype.kind in "biu":
@@ -82,10 +85,10 @@ def _as_array(value, what: str) -> np.ndarray | None:
 def _operands(label: str, actual, expected) -> tuple[np.ndarray, np.ndarray]:
     """`actual` and `expected` as arrays of one dtype and shape; AssertionError if they differ."""
     a, e = _as_array(actual, f"{label}: actual"), _as_array(expected, f"{label}: expected")
-    if a is None and e is None:
-        a, e = np.asarray(actual), np.asarray(expected)
-    elif a is None:
-        a = np.asarray(actual, dtype=e.dtype)
+    if a is None:  # a Python number: the other side's dtype, or its own if both are numbers
+        a = np.asarray(actual, dtype=None if e is None else e.dtype)
+        if e is None:
+            e = np.asarray(expected)
     elif e is None:
         e = np.asarray(expected, dtype=a.dtype)
     if a.dtype != e.dtype:
@@ -186,16 +189,19 @@ def _check(label: str, actual, expected, rtol, atol) -> tuple[str | None, np.nda
     return (_report(label, a, e, wrong, tol, rtol is not None or atol is not None) if wrong.any() else None), a
 
 
-def compare(label: str, actual, expected, *, rtol: float | None = None, atol: float | None = None) -> str | None:
+def compare(label: str, actual: object, expected: object, *, rtol: float | None = None,
+            atol: float | None = None) -> str | None:
     """What check_close would raise for these values (the AssertionError's text), or None if they agree."""
     return _check(label, actual, expected, rtol, atol)[0]
 
 
-def check_close(label: str, actual, expected, *, rtol: float | None = None, atol: float | None = None) -> None:
+def check_close(label: str, actual: object, expected: object, *, rtol: float | None = None,
+                atol: float | None = None) -> None:
     """Checks `actual` against `expected` (same shape and dtype; a Python number takes the other
     side's dtype) within the dtype's default tolerance or the `rtol`/`atol` given; prints
     `<label>: ok, <dtype>, shape <shape>` to stderr, or raises AssertionError saying what differs."""
     failure, a = _check(label, actual, expected, rtol, atol)
     if failure is not None:
         raise AssertionError(failure)
+    assert a is not None  # _check gives the array whenever there is no failure
     print(f"{label}: ok, {a.dtype.name}, shape {a.shape}", file=sys.stderr, flush=True)

@@ -32,6 +32,7 @@ the claim inconclusive, which check_faster reports apart from a claim measured f
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,6 +43,9 @@ from ..jit.benchmark_result import (
     BenchmarkResult,
     format_seconds,
 )
+
+# What compare and check_faster take: a BenchmarkResult, or a function that runs one benchmark.
+Benchmarked = BenchmarkResult | Callable[[], BenchmarkResult]
 
 RESAMPLES = 2000
 # Seconds of wall time check_faster may spend before it calls a claim inconclusive.
@@ -103,20 +107,21 @@ def _resampled_medians(rounds: list, picks: np.ndarray, rng: np.random.Generator
     return np.nanmedian(drawn.reshape(len(picks), -1), axis=1)
 
 
-def ratio_interval(a_rounds, b_rounds, *, confidence: float = CONFIDENCE, resamples: int = RESAMPLES,
+def ratio_interval(a_rounds: Sequence[Sequence[float]], b_rounds: Sequence[Sequence[float]], *,
+                   confidence: float = CONFIDENCE, resamples: int = RESAMPLES,
                    seed: int = 0) -> tuple[float, float, float]:
     """(ratio, low, high) of median(b) / median(a) from per-round samples (module docstring)."""
     if len(a_rounds) != len(b_rounds) or not a_rounds:
         raise ValueError(f"ratio_interval: expected as many rounds of a as of b, at least one, "
                          f"got {len(a_rounds)} and {len(b_rounds)}")
-    a_rounds = [np.asarray(r, dtype=float) for r in a_rounds]
-    b_rounds = [np.asarray(r, dtype=float) for r in b_rounds]
-    ratio = float(np.median(np.concatenate(b_rounds)) / np.median(np.concatenate(a_rounds)))
+    a_arrays = [np.asarray(r, dtype=float) for r in a_rounds]
+    b_arrays = [np.asarray(r, dtype=float) for r in b_rounds]
+    ratio = float(np.median(np.concatenate(b_arrays)) / np.median(np.concatenate(a_arrays)))
     rng = np.random.default_rng(seed)
-    picks = rng.integers(0, len(a_rounds), size=(resamples, len(a_rounds)))
-    width = max(len(r) for r in a_rounds + b_rounds)
-    chunk = max(1, 2_000_000 // (len(a_rounds) * width))  # ~16 MB of draws at a time
-    ratios = np.concatenate([_resampled_medians(b_rounds, part, rng) / _resampled_medians(a_rounds, part, rng)
+    picks = rng.integers(0, len(a_arrays), size=(resamples, len(a_arrays)))
+    width = max(len(r) for r in a_arrays + b_arrays)
+    chunk = max(1, 2_000_000 // (len(a_arrays) * width))  # ~16 MB of draws at a time
+    ratios = np.concatenate([_resampled_medians(b_arrays, part, rng) / _resampled_medians(a_arrays, part, rng)
                              for part in np.array_split(picks, -(-resamples // chunk))])
     tail = (1 - confidence) / 2
     low, high = np.quantile(ratios, [tail, 1 - tail])
@@ -143,7 +148,7 @@ def _run_rounds(a, b, rounds: int, start: int) -> tuple[list, list]:
     return got_a, got_b
 
 
-def common_clock(results) -> str:
+def common_clock(results: Iterable[BenchmarkResult]) -> str:
     """The clock all `results` share, else the process's CPU time (which every loop reads)."""
     clocks = {r.clock for r in results}
     return clocks.pop() if len(clocks) == 1 else "process"
@@ -163,7 +168,7 @@ def _check_options(rounds, confidence) -> None:
         raise ValueError(f"confidence must be a float between 0 and 1, got {confidence!r}")
 
 
-def compare(a, b, *, rounds: int = 5, confidence: float = CONFIDENCE) -> Comparison:
+def compare(a: Benchmarked, b: Benchmarked, *, rounds: int = 5, confidence: float = CONFIDENCE) -> Comparison:
     """How many times faster `a` is than `b`, with an interval: `a` and `b` are BenchmarkResults
     (one round each) or functions of no arguments that each run one benchmark (`rounds` rounds)."""
     _check_options(rounds, confidence)
@@ -196,8 +201,9 @@ def _check_claim_options(label, fast, slow, at_least, rounds, max_rounds, budget
         raise ValueError(f"check_faster({label!r}): budget must be a number of seconds > 0, got {budget!r}")
 
 
-def check_faster(label: str, fast, slow, *, at_least: float, rounds: int = 5, max_rounds: int | None = None,
-                 budget: float = DEFAULT_BUDGET, confidence: float = CONFIDENCE) -> Comparison:
+def check_faster(label: str, fast: Benchmarked, slow: Benchmarked, *, at_least: float, rounds: int = 5,
+                 max_rounds: int | None = None, budget: float = DEFAULT_BUDGET,
+                 confidence: float = CONFIDENCE) -> Comparison:
     """Asserts that `fast` runs at least `at_least` times faster than `slow` (median over median,
     the whole interval at or above the claim); prints `<label>: faster, ok` to stderr. Raises
     AssertionError with the figures when the whole interval lies below the claim ("measured

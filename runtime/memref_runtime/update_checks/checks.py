@@ -19,6 +19,7 @@ as update_test_checks.py does.
 from __future__ import annotations
 
 import re
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 
 from .errors import UpdateError
@@ -100,7 +101,8 @@ def _masked_segments(line: str, masks_re: re.Pattern) -> list[tuple[bool, str]]:
 def _protect_directives(segments, prefixes) -> list[tuple[bool, str]]:
     """Splits `RUN:`, `CHECK-NEXT:` and the like so that neither lit nor FileCheck sees them."""
     names = "|".join(re.escape(n) for n in sorted(set(LIT_KEYWORDS) | set(prefixes), key=len, reverse=True))
-    directive = re.compile(rf"(?<![A-Za-z0-9_-])(?:{names})(?:{CHECK_KINDS})?(?:\{{LITERAL\}})?(?=:)|(?<![A-Za-z0-9_])END(?=\.)")
+    directive = re.compile(rf"(?<![A-Za-z0-9_-])(?:{names})(?:{CHECK_KINDS})?(?:\{{LITERAL\}})?(?=:)"
+                           r"|(?<![A-Za-z0-9_])END(?=\.)")
     out: list[tuple[bool, str]] = []
     for is_regex, text in segments:
         if is_regex:
@@ -124,7 +126,7 @@ def _escape_literal(text: str, after_regex: bool, before_regex: bool) -> str:
     return text
 
 
-def check_pattern(line: str, masks_re: re.Pattern | None = None, prefixes=(DEFAULT_PREFIX,),
+def check_pattern(line: str, masks_re: re.Pattern | None = None, prefixes: Iterable[str] = (DEFAULT_PREFIX,),
                   anchor: bool = True) -> tuple[bool, str]:
     """(literal, pattern): the CHECK pattern that matches output line `line` (not empty);
     with `anchor`, a line that ends in a digit ends in `{{$}}`."""
@@ -179,7 +181,7 @@ def split_sections(output: str) -> list[Section]:
     return sections if preamble else sections[1:]
 
 
-def section_checks(section: Section, prefix: str, masks_re: re.Pattern, prefixes) -> list[CheckLine]:
+def section_checks(section: Section, prefix: str, masks_re: re.Pattern, prefixes: Iterable[str]) -> list[CheckLine]:
     """The CHECK lines of one section under `prefix`."""
     checks = []
     if section.name is not None:
@@ -194,13 +196,14 @@ def section_checks(section: Section, prefix: str, masks_re: re.Pattern, prefixes
     return checks
 
 
-def section_key(name, seen: dict) -> tuple:
+def section_key(name: Hashable, seen: dict) -> tuple:
     """(name, how many sections of that name came before): a case run twice is two sections."""
     seen[name] = seen.get(name, -1) + 1
     return (name, seen[name])
 
 
-def generate_blocks(runs: list[tuple], masks_re, all_prefixes) -> dict[tuple, list[CheckLine]]:
+def generate_blocks(runs: list[tuple], masks_re: re.Pattern,
+                    all_prefixes: Iterable[str]) -> dict[tuple, list[CheckLine]]:
     """{section key: CHECK lines}, in output order, from (CheckRun, output) pairs. Each run checks
     a section under the first of its prefixes that every run with that prefix prints the same way
     (update_test_checks' rule)."""

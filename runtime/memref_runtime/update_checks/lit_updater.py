@@ -17,6 +17,7 @@ signal, a traceback, an "Exception ignored" report) or runs out of time writes n
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from .errors import UpdateError
 from .running import (
@@ -43,11 +44,11 @@ def _checks_this_test(args: list, test) -> bool:
 class CheckLinesUpdater:
     """lit's test updater for a failing `FileCheck <test file>`: rewrites the test's CHECK lines."""
 
-    def __init__(self, lit_config):
+    def __init__(self, lit_config: Any) -> None:
         # lit calls updaters without its LitConfig; the test's RUN lines are parsed with it.
         self.lit_config = lit_config
 
-    def __call__(self, result, test, commands) -> str | None:
+    def __call__(self, result: Any, test: Any, commands: Any) -> str | None:
         if not result.exitCode or not _checks_this_test(result.command.args, test):
             return None  # not ours (and some lit versions called updaters on passing commands too)
         # lit's own --timeout, else the tool's default: a test that hangs must not hang lit.
@@ -73,7 +74,7 @@ NOT_UPDATED = {
 }
 
 
-def register_test_updater(lit_config) -> None:
+def register_test_updater(lit_config: Any) -> None:
     """Adds the updater to `lit_config.test_updaters` (where lit has it), once: lit.cfg.py may be loaded
     by more than one suite of a run."""
     updaters = getattr(lit_config, "test_updaters", None)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Iterable
 
 from .checks import CHECK_KINDS, GENERATED_KINDS, LABEL_PATTERN, CheckLine, section_key
 from .errors import UpdateError
@@ -131,7 +132,8 @@ def _new_section_place(lines: list[str], name: str, last: float, following: list
     if anchor is not None and last <= anchor + 0.5 <= limit:
         return anchor + 0.5, anchor_indent
     if following:
-        return limit, re.match(r"[ \t]*", lines[int(limit + 0.5)]).group()
+        line = lines[int(limit + 0.5)]
+        return limit, line[:len(line) - len(line.lstrip(" \t"))]  # its indentation
     return len(lines) - 0.5, ""
 
 
@@ -164,7 +166,7 @@ def place(lines: list[str], old: dict[tuple, list[Found]], blocks: dict[tuple, l
                 edits.replaced[i] = []
 
 
-def rewrite(text: str, blocks: dict[tuple, list[CheckLine]], prefixes) -> str:
+def rewrite(text: str, blocks: dict[tuple, list[CheckLine]], prefixes: Iterable[str]) -> str:
     """`text` with its generated CHECK lines replaced by `blocks`: parse, place, emit."""
     comment = comment_marker(text)
     lines = text.splitlines(keepends=True)
@@ -175,7 +177,7 @@ def rewrite(text: str, blocks: dict[tuple, list[CheckLine]], prefixes) -> str:
     return edits.emit(lines)
 
 
-def used_prefixes(text: str, prefixes) -> set[str]:
+def used_prefixes(text: str, prefixes: Iterable[str]) -> set[str]:
     """The prefixes that have at least one CHECK line (of any kind) in `text`."""
     check_re = _check_line_re(comment_marker(text), prefixes)
     return {m.group("prefix") for m in map(check_re.match, text.splitlines()) if m}

@@ -11,6 +11,7 @@ import shlex
 import tempfile
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from .. import environment
 from .checks import DEFAULT_PREFIX, Masks
@@ -39,7 +40,7 @@ class Step:
     prefixes: list[str] | None
 
 
-def make_lit_config(params: dict[str, str]):
+def make_lit_config(params: dict[str, str]) -> Any:
     """A LitConfig as `lit -D ...` makes one (only the arguments this lit version knows)."""
     import inspect
 
@@ -56,7 +57,7 @@ NOT_A_TEST = ("not a test of any lit suite (no lit.cfg.py above it, or its suite
               "module, a lit.local.cfg, an inputs folder): left alone")
 
 
-def discover(inputs: list[str], lit_config) -> list[tuple[str, object]]:
+def discover(inputs: list[str], lit_config: Any) -> list[tuple[str, object]]:
     """(path, lit Test, or UpdateError, or Skipped) for each test file named by `inputs` (files or
     folders). A named file that is not a test (a pre-commit hook passes every changed file) is
     Skipped, with a note; a folder that holds no test is an UpdateError."""
@@ -64,7 +65,7 @@ def discover(inputs: list[str], lit_config) -> list[tuple[str, object]]:
 
     suites: dict = {}
     local_configs: dict = {}
-    found = []
+    found: list[tuple[str, object]] = []
     for given in inputs:
         if not os.path.exists(given):
             found.append((given, UpdateError(f"no such file or folder: {given!r}")))
@@ -168,7 +169,7 @@ def _prepare(test, lit_config) -> tuple[list, list]:
                       f"{result.output}")
 
 
-def filecheck_command(test, substitutions: list) -> list[str]:
+def filecheck_command(test: Any, substitutions: list) -> list[str]:
     """The words `FileCheck` becomes in `test`'s RUN lines."""
     import lit.TestRunner as runner
 
@@ -178,7 +179,7 @@ def filecheck_command(test, substitutions: list) -> list[str]:
     return shlex.split(expanded[0])
 
 
-def substitutions_of(test, extra: list) -> list:
+def substitutions_of(test: Any, extra: list) -> list:
     """`extra`, then lit's default substitutions of `test` (%s, %t, ...) and the suite's own."""
     import lit.TestRunner as runner
 
@@ -186,7 +187,7 @@ def substitutions_of(test, extra: list) -> list:
     return list(extra) + runner.getDefaultSubstitutions(test, tmp_dir, tmp_base)
 
 
-def script_steps(test, lit_config) -> list[Step]:
+def script_steps(test: Any, lit_config: Any) -> list[Step]:
     """The test's preamble and RUN lines after lit's substitutions, split at `&&`."""
     import lit.ShUtil as sh
     import lit.Test
@@ -228,7 +229,7 @@ def script_steps(test, lit_config) -> list[Step]:
         try:
             node = sh.ShParser(command.strip(), lit_config.isWindows, test.config.pipefail).parse()
         except Exception as e:  # lit's parser raises bare ValueErrors
-            raise UpdateError(f"RUN line {line}: lit's shell cannot parse {command.strip()!r}: {e}")
+            raise UpdateError(f"RUN line {line}: lit's shell cannot parse {command.strip()!r}: {e}") from e
         for step in _and_steps(node):
             prefixes = None
             if isinstance(step, sh.Pipeline):
@@ -258,7 +259,7 @@ class Execution:
     timed_out: bool
 
 
-def execute(test, command, timeout: float = 0) -> Execution:
+def execute(test: Any, command: Any, timeout: float = 0) -> Execution:
     """Runs `command` (a parsed lit shell command) as lit's internal shell runs a RUN line: the
     test's environment, its exec folder as cwd; with `timeout` > 0, lit kills the process tree
     (with psutil) when it runs out."""
@@ -274,7 +275,7 @@ def execute(test, command, timeout: float = 0) -> Execution:
                      timeout_info is not None)
 
 
-def run_checks(test, lit_config, timeout: float = DEFAULT_TIMEOUT,
+def run_checks(test: Any, lit_config: Any, timeout: float = DEFAULT_TIMEOUT,
                allow_traceback: bool = False) -> list[tuple[Step, str]]:
     """Runs the test's RUN lines in order; for each step that pipes into FileCheck of this file,
     (the step, what would have reached FileCheck). Raises RunFailed for a run that failed or ran
@@ -307,7 +308,7 @@ def _time_limit(timeout: float) -> str:
     return f"ran out of time: more than {timeout:g} s (--timeout {timeout:g}); its processes were killed"
 
 
-def run_to_run_masks(test) -> Masks:
+def run_to_run_masks(test: Any) -> Masks:
     """The run-to-run paths of `test`: its Output folder, the suite's exec root, the temp dir,
     and the suite's source root."""
     import lit.TestRunner as runner

@@ -6,6 +6,7 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from .checks import generate_blocks
 from .errors import RunFailed, Skipped, UpdateError
@@ -47,7 +48,7 @@ def _marker_reason(name: str, text: str) -> str | None:
     return m.group("reason").strip()
 
 
-def update_file(path: str, test, lit_config, timeout: float = DEFAULT_TIMEOUT) -> FileResult:
+def update_file(path: str, test: Any, lit_config: Any, timeout: float = DEFAULT_TIMEOUT) -> FileResult:
     """The new text of test file `path` (a FileResult with old_text and new_text set); raises
     RunFailed for a run that failed, UpdateError for a file the tool cannot update."""
     with open(path, encoding="utf-8", newline="") as f:
@@ -60,14 +61,16 @@ def update_file(path: str, test, lit_config, timeout: float = DEFAULT_TIMEOUT) -
     allow_traceback = _marker_reason("allow-traceback", text) is not None
     comment_marker(text)
     runs = run_checks(test, lit_config, timeout=timeout, allow_traceback=allow_traceback)
-    prefixes = [p for run, _ in runs for p in run.prefixes]
+    # run_checks keeps the steps that pipe into FileCheck: each has its prefixes.
+    prefixes = [p for run, _ in runs for p in run.prefixes or ()]
     blocks = generate_blocks(runs, run_to_run_masks(test).pattern(), prefixes)
     result.new_text = rewrite(text, blocks, prefixes)
     result.new_test = not used_prefixes(text, prefixes)
     used = used_prefixes(result.new_text, prefixes)
     for run, _ in runs:
-        unused = [p for p in run.prefixes if p not in used]
-        if len(unused) == len(run.prefixes):
+        run_prefixes = run.prefixes or []
+        unused = [p for p in run_prefixes if p not in used]
+        if len(unused) == len(run_prefixes):
             raise UpdateError(f"RUN line {run.line}: the command prints nothing to check")
         if unused:
             result.warnings.append(
@@ -76,7 +79,8 @@ def update_file(path: str, test, lit_config, timeout: float = DEFAULT_TIMEOUT) -
     return result
 
 
-def update_test(path: str, test, lit_config, check: bool = False, timeout: float = DEFAULT_TIMEOUT) -> FileResult:
+def update_test(path: str, test: Any, lit_config: Any, check: bool = False,
+                timeout: float = DEFAULT_TIMEOUT) -> FileResult:
     """Updates (with `check`, only compares) one lit test; a file whose run failed is left as it is."""
     try:
         result = update_file(test.getSourcePath(), test, lit_config, timeout=timeout)

@@ -64,6 +64,7 @@ for _entry in sys.path:
         import importlib.util
 
         _spec = importlib.util.spec_from_file_location("_memref_runtime_next_sitecustomize", _candidate)
+        assert _spec is not None and _spec.loader is not None  # a .py path always gets a source loader
         _next = importlib.util.module_from_spec(_spec)
         sys.modules[_spec.name] = _next
         _spec.loader.exec_module(_next)
