@@ -138,6 +138,7 @@ def test_a_sleeping_kernel_takes_wall_time_and_almost_no_cpu_time(kernels):
 @pytest.mark.parametrize("thread, process, judged", [
     ([100, 100], [101, 102], "thread"),  # an idle interpreter's other threads add ~nothing
     ([100, 100], [190, 210], "process"),  # the kernel ran on other threads too
+    ([1, 1], [4, 3], "thread"),  # a kernel that sleeps, beside another thread's bit of work
 ])
 def test_cpu_clock_takes_the_process_time_when_other_threads_worked(thread, process, judged):
     from memref_runtime.jit.benchmark import judged_clock

@@ -52,9 +52,11 @@ from .timing_loop import (
 
 DEFAULT_WARMUP = 0.02
 CLOCK_CHOICES = ("cpu", "thread", "process", "wall")
-# The process's CPU time counts other threads' work too: more than this much over the thread's
-# and the kernel is taken to run on several threads (an idle interpreter adds ~0).
-OTHER_THREADS = 1.1
+# The process's CPU time counts other threads' work too. The kernel is taken to run on several
+# threads when the others worked more than this share of both the calling thread's CPU time and
+# the wall time: a kernel that mostly waits (a sleep, I/O) has almost no CPU time of its own, and
+# a pytest-xdist worker's or a Python thread's bit of work beside it must not count as its own.
+OTHER_THREADS = 0.1
 DEFAULT_REPEATS = 11
 DEFAULT_MIN_TIME = 0.1
 _CALIBRATION_SAMPLE = 1e-3  # seconds: long enough for a clock read's ~20 ns to vanish
@@ -128,7 +130,8 @@ def judged_clock(clock: str, times: dict) -> str:
     the process's where other threads of the process worked during the samples."""
     if clock != "cpu":
         return clock
-    return "process" if sum(times["process"]) > OTHER_THREADS * sum(times["thread"]) else "thread"
+    thread, others = sum(times["thread"]), sum(times["process"]) - sum(times["thread"])
+    return "process" if others > OTHER_THREADS * max(thread, sum(times["wall"])) else "thread"
 
 
 def run_benchmark(invoker: Any, args: tuple, *, warmup: float = DEFAULT_WARMUP, repeats: int = DEFAULT_REPEATS,
