@@ -225,7 +225,7 @@ def check_against(function, reference, *, max_examples: int = 100, min_size: int
                        bounds=bounds, strategies=strategies or {}, max_size=max_size)
     seed = random.getrandbits(32) if seed is None else seed
 
-    seen = Counter()
+    seen: Counter[str] = Counter()
 
     def one_example(drawn):
         seen["examples"] += 1
