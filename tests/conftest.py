@@ -30,6 +30,9 @@ def pytest_configure(config):
         f"mlir_i1_memref: needs MLIR >= {MIN_MLIR_FOR_I1_MEMREF} to lower memref.load/store of i1")
     config.addinivalue_line("markers", "jit: compiles and runs MLIR with the ExecutionEngine")
     config.addinivalue_line(
+        "markers", "debian_llvm: needs Debian's LLVM 22 packages (/usr/lib/llvm-22), which the README's commands "
+                   "do not install: skipped with the reason without them; .ci/run's debian route runs these")
+    config.addinivalue_line(
         "markers", "harness: tests of the lit harness's machinery (lit, CMake, pytest, the tools run in "
                    "subprocesses); the same on every Python and provider, so .ci/run's 3.10 and torch-mlir "
                    "routes deselect them (-m 'not harness') and run the lit suite itself there instead")

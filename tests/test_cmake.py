@@ -22,8 +22,9 @@ pytestmark = [pytest.mark.harness, pytest.mark.skipif(CMAKE is None, reason="cma
 
 MODES = [
     pytest.param("standalone", id="standalone"),
-    pytest.param("mlir", id="find_package-MLIR", marks=pytest.mark.skipif(
-        not (MLIR_DIR / "MLIRConfig.cmake").is_file(), reason=f"no MLIRConfig.cmake in {MLIR_DIR}")),
+    pytest.param("mlir", id="find_package-MLIR", marks=[pytest.mark.skipif(
+        not (MLIR_DIR / "MLIRConfig.cmake").is_file(), reason=f"no MLIRConfig.cmake in {MLIR_DIR}"),
+        pytest.mark.debian_llvm]),
 ]
 FAILING_TEST = "# RUN: %PYTHON %s | FileCheck %s\nprint('two')\n# CHECK: one\n"
 
@@ -144,6 +145,7 @@ def test_a_missing_llvm_external_lit_stops_configure(source, tmp_path, python_wi
     assert "memref-runtime: LLVM_EXTERNAL_LIT is /nowhere/llvm-lit, which does not exist." in words(out.stderr)
 
 
+@pytest.mark.debian_llvm
 @pytest.mark.skipif(not (MLIR_DIR / "MLIRConfig.cmake").is_file() or not DEBIAN_LIT.is_file(),
                     reason=f"no LLVM install with its own lit at {DEBIAN_LIT}")
 def test_an_llvm_install_without_llvm_lit_lends_its_own_lit(source, tmp_path, python_without_lit):

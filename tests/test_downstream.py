@@ -153,6 +153,7 @@ def test_lit_update_tests_rewrites_a_stale_check(suite):
     assert lit(suite, "-q", "callback.py").returncode == 0
 
 
+@pytest.mark.debian_llvm
 @pytest.mark.skipif(CMAKE is None or not (MLIR_DIR / "MLIRConfig.cmake").is_file(),
                     reason=f"needs cmake and an LLVM/MLIR install ({MLIR_DIR})")
 def test_its_llvm_style_cmake_build(suite, tmp_path):

@@ -120,6 +120,7 @@ def test_literal_percents_path_suffixes_and_untaken_branches_are_not_substitutio
 
 
 @needs_mlir_opt
+@pytest.mark.debian_llvm
 @pytest.mark.skipif(not DEBIAN_MLIR_OPT.exists(), reason="Debian's mlir-22-tools is not installed")
 def test_a_test_pass_runs_through_a_same_version_mlir_opt_that_has_it(suite):
     out = lit(suite, "lit_tests/test_pass.mlir")

@@ -3,6 +3,7 @@ and the sharded matrix and the job that checks the shards agree on shards and Py
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -43,45 +44,45 @@ def test_the_workflows_lint_clean():
 @needs_actionlint
 def test_actionlint_finds_a_broken_workflow(tmp_path):
     broken = tmp_path / "ci.yml"
-    broken.write_text(CI.read_text().replace("matrix.shard }}", "matrix.shrad }}", 1))
+    broken.write_text(CI.read_text().replace("needs.routes.outputs.matrix", "needs.routes.outputs.matirx", 1))
     out = actionlint(broken)
     assert out.returncode == 1
-    assert 'property "shrad" is not defined' in out.stdout
+    assert 'property "matirx" is not defined' in out.stdout
 
 
 @needs_actionlint
 @pytest.mark.skipif(SHELLCHECK is None, reason="shellcheck is not installed: pip install -e '.[test]'")
 def test_shellcheck_checks_the_run_scripts(tmp_path):
     broken = tmp_path / "ci.yml"
-    broken.write_text(CI.read_text().replace('--run-shard "${{ matrix.shard }}"', "--run-shard $SHARD_NUMBER", 1))
+    broken.write_text(CI.read_text().replace('run: .ci/run "${{ matrix.route }}"', "run: .ci/run $ROUTE", 1))
     out = actionlint(broken)
     assert out.returncode == 1
     assert "SC2086" in out.stdout  # an unquoted variable
 
 
-def test_the_shard_matrix_and_the_coverage_check_agree():
+@pytest.mark.skipif(SHELLCHECK is None, reason="shellcheck is not installed: pip install -e '.[test]'")
+def test_ci_run_passes_shellcheck():
+    out = subprocess.run([SHELLCHECK, str(REPO / ".ci" / "run")], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_the_workflow_runs_every_route_of_ci_run_from_its_list():
+    """The matrix is `.ci/run --list --json` (one job per route, the route's image), and each job
+    runs `.ci/run <route>`: the workflow names no route of its own."""
     text = CI.read_text()
-    shards = int(re.search(r'SHARDS: "(\d+)"', text).group(1))
-    assert re.search(r"shard: \[(.*)\]", text).group(1) == ", ".join(str(k) for k in range(1, shards + 1))
-    pythons = re.search(r'python: \[(.*)\]', text).group(1).replace('"', "").split(", ")
-    assert re.search(r"for python in (.*); do", text).group(1).split() == pythons
-    assert "--order=lexical" in text and "shards_cover_suite.py" in text
-
-
-def test_the_switches_of_the_workflow_are_those_ci_runs():
-    """Each suite-wide -D setting the workflow runs, .ci/run runs too (and the other way round,
-    for the suite settings and the server switch): as a lit step of its own, or as a route of
-    benchmarks/compare_python_server.py, which runs each route with and without the server."""
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    from compare_python_server import routes
-
-    text = CI.read_text()
-    in_workflow = set(re.search(r"setting: \[(.*)\]", text).group(1).replace('"', "").split(", "))
+    assert "echo \"matrix=$(.ci/run --list --json)\"" in text
+    assert "include: ${{ fromJSON(needs.routes.outputs.matrix) }}" in text
+    assert 'run: .ci/run "${{ matrix.route }}"' in text
+    listed = subprocess.run([str(REPO / ".ci" / "run"), "--list", "--json"], capture_output=True, text=True,
+                            check=True).stdout
+    routes = json.loads(listed)
+    names = [r["route"] for r in routes]
+    assert names[0] == "lint" and "readme" in names and len(set(names)) == len(names)
+    assert all(r["image"].startswith("python:3.") for r in routes)
     ci_run = (REPO / ".ci" / "run").read_text()
-    assert "python benchmarks/compare_python_server.py" in ci_run  # also .ci/run's python_server=0 route
-    settings = r"(?:opt_level|runtime_verification|python_server)=\w+"
-    in_ci = set(re.findall(rf"lit -sv? -D ({settings}) lit_tests", ci_run))
-    compared = re.search(r"compare_python_server.py --routes (.*)", ci_run).group(1).split()
-    assert set(compared) <= set(routes([])) | {"mlir_python=torch_mlir"}
-    in_ci |= {name for name in compared if re.fullmatch(settings, name)} | {"python_server=0"}
-    assert in_workflow == in_ci
+    assert all(f"route_{name.replace('-', '_')}() {{" in ci_run for name in names)
+
+
+def test_an_unknown_route_is_refused_by_name():
+    out = subprocess.run([str(REPO / ".ci" / "run"), "no-such-route"], capture_output=True, text=True)
+    assert out.returncode == 2 and "no route named 'no-such-route': .ci/run --list names them" in out.stderr
