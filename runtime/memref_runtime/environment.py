@@ -24,6 +24,7 @@ MLIR_INPUTS = "MLIR_INPUTS"
 REPORT = "MEMREF_RUNTIME_REPORT"
 REPORT_PIPES = "MEMREF_RUNTIME_REPORT_PIPES"
 TIMING = "MEMREF_RUNTIME_TIMING"
+CANDIDATE = "MEMREF_RUNTIME_CANDIDATE"
 
 # -- the pre-started interpreter ----------------------------------------------------------------
 PYTHON_SERVER_DIR = "MEMREF_RUNTIME_PYTHON_SERVER_DIR"
@@ -58,6 +59,8 @@ VARIABLES = {
     REPORT: "the folder of a test's failure report; set per test by lit's before hook, read by the site hook",
     REPORT_PIPES: "dev:ino of the pipes a report copier reads, so that a child process is not copied twice",
     TIMING: "a folder where each test process writes where its time went (-D timing)",
+    CANDIDATE: "set by memref-reduce when it reruns a test: the JitModule of one module takes a candidate instead "
+               "(<sha>:<source|lowered>:<opt level>:<path>)",
     PYTHON_SERVER_DIR: "the lit run's private folder of pre-started interpreters (-D python_server=1)",
     PYTHON_SERVER_OWNER: "the pid whose end ends the pre-started interpreters",
     PROBE_CACHE: "0: do not keep what probes of tools and interpreters learned in ~/.cache/memref-runtime",
