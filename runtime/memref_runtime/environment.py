@@ -40,6 +40,7 @@ LIT_CURRENT_TESTCASE = "LIT_CURRENT_TESTCASE"
 EXPECTED_CRASH = "LLVM_DISABLE_SYMBOLIZATION"
 MLIR_OPT_CHECK_IR_ROUNDTRIP = "MLIR_OPT_CHECK_IR_ROUNDTRIP"
 FILECHECK_OPTS = "FILECHECK_OPTS"
+PYTEST_CURRENT_TEST = "PYTEST_CURRENT_TEST"
 
 # name -> what it means: docs/lit-config.md's table of the environment is made from this one.
 VARIABLES = {
@@ -70,4 +71,5 @@ VARIABLES = {
     EXPECTED_CRASH: "set by `not --crash`: the command is meant to crash, so it runs in a fresh interpreter",
     MLIR_OPT_CHECK_IR_ROUNDTRIP: "as in MLIR's own lit config: every mlir-opt run adds --verify-roundtrip",
     FILECHECK_OPTS: "FileCheck's extra options; MLIR's own defaults when unset",
+    PYTEST_CURRENT_TEST: "pytest's id of the running test (read for the command a check_against failure prints)",
 }

@@ -19,22 +19,23 @@ import re
 import tempfile
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from .. import environment
 from ..jit.recording import encode
-from .checks import DEFAULT_TIMEOUT, TestCheck
+from .checks import DEFAULT_TIMEOUT, RerunCheck
 from .lit_run import LitTest
 from .outcome import Outcome
-from .test_module import TestModule, from_mlir_test, from_python_test
+from .test_module import FoundModule, from_mlir_test, from_python_test
 
 _CHECK_ERROR = re.compile(r"<test>:(\d+):\d+: error:")
 _DIRECTIVE = re.compile(r"^\s*(//|#)\s*(RUN|REQUIRES|UNSUPPORTED|XFAIL|ALLOW_RETRIES|END)\b")
 
 
-class LitTestCheck(TestCheck):
+class LitTestCheck(RerunCheck):
     """The lit test, rerun with the candidate in place of its module."""
 
-    def __init__(self, lit: LitTest, module: TestModule):
+    def __init__(self, lit: LitTest, module: FoundModule):
         self.lit, self.module = lit, module
 
     def describe(self) -> str:
@@ -97,14 +98,13 @@ class LitTestCheck(TestCheck):
         return "\n".join(header + directives + ["", result.module.strip(), ""] + checks) + "\n"
 
 
-def with_reduced_module(original: str, test_path: str, module: TestModule, reduced: str) -> str:
+def with_reduced_module(original: str, test_path: str, module: FoundModule, reduced: str) -> str:
     """The test `original` (the text of `test_path`) with `reduced` in place of `module`: where
     the module was a literal of the test, the literal; where it was a file the test names, the
     name, of `<stem>_reduced<suffix>` written beside it (on the line that made the JitModule if
     the name is there, else everywhere). ValueError when it was neither."""
-    if "text" in module.origin:
-        with open(module.origin["text"]) as f:
-            given = f.read()
+    given = module.origin.get("text")
+    if given:
         if given in original:
             return original.replace(given, "\n" + reduced.strip() + "\n", 1)
     path = module.origin.get("file")
@@ -129,13 +129,13 @@ def with_reduced_module(original: str, test_path: str, module: TestModule, reduc
 
 
 @dataclass
-class TestCulprit:
+class CulpritOfTest:
     """What memref-reduce TEST found: the failure, the module, the bisection and the reduction."""
 
     failure: str
-    module: TestModule
-    bisection: object = None  # BisectResult
-    reduction: object = None  # Reduction
+    module: FoundModule
+    bisection: Any = None  # BisectResult
+    reduction: Any = None  # Reduction
     regression: str | None = None  # how the written regression test ends now
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
@@ -161,7 +161,7 @@ class TestCulprit:
 
 def culprit_of_test(path: str, *, module: int | None = None, params: dict | None = None, bisect: bool = True,
                     llvm: bool = True, reduce: bool = True, write_test: str | None = None,
-                    timeout: float = DEFAULT_TIMEOUT, time_limit: float = 300.0) -> TestCulprit:
+                    timeout: float = DEFAULT_TIMEOUT, time_limit: float = 300.0) -> CulpritOfTest:
     """Runs lit test `path`, finds the module it fails with, bisects its pipeline and reduces it
     with the test as the check; writes the regression test to `write_test` (default: beside the
     test, `<name>_reduced.<ext>`). ValueError when the test passes or its module cannot be found."""
@@ -171,7 +171,8 @@ def culprit_of_test(path: str, *, module: int | None = None, params: dict | None
     try:
         if not first.outcome.failing:
             raise ValueError(f"TEST: {path} passes: nothing to bisect or reduce")
-        line = int(re.match(r"RUN line (\d+)", first.outcome.key).group(1)) if first.outcome.key != "timeout" else 0
+        failed_at = re.match(r"RUN line (\d+)", first.outcome.key)
+        line = int(failed_at.group(1)) if failed_at else 0
         found = from_python_test(first.folder, module) if not lit.source.endswith(".mlir") \
             else from_mlir_test(lit, line)
     finally:
@@ -190,11 +191,11 @@ def _run_lit_test(path: str, timeout: float) -> Outcome:
     return ran.outcome
 
 
-def bisect_and_reduce(check: TestCheck, found: TestModule, failure: str, *, bisect: bool, llvm: bool, reduce: bool,
-                      write_test: str | None, timeout: float, time_limit: float, run_test=None) -> TestCulprit:
+def bisect_and_reduce(check: RerunCheck, found: FoundModule, failure: str, *, bisect: bool, llvm: bool, reduce: bool,
+                      write_test: str | None, timeout: float, time_limit: float, run_test=None) -> CulpritOfTest:
     """bisect_pipeline, then reduce, of `found` with the test rerun as the check (`check`); the
     regression test written to `write_test`, then run by `run_test(path) -> Outcome`."""
-    result = TestCulprit(failure, found)
+    result = CulpritOfTest(failure, found)
     if bisect:
         from .bisect import bisect_pipeline
 

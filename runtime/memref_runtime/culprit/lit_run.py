@@ -19,6 +19,7 @@ import re
 import shutil
 import tempfile
 from dataclasses import dataclass
+from typing import Any, cast
 
 from .. import environment
 from ..process import failure_report
@@ -52,7 +53,7 @@ class LitTest:
         if not found or isinstance(found[0][1], (Skipped, UpdateError)):
             why = found[0][1] if found else "no test"
             raise ValueError(f"TEST: {path} is not a test lit can run: {why}")
-        self.test = found[0][1]
+        self.test: Any = cast(Any, found[0][1])  # lit's Test
         self.source = os.path.realpath(self.test.getSourcePath())
         try:
             steps = script_steps(self.test, self.lit_config, require_filecheck=False)
@@ -77,7 +78,7 @@ class LitTest:
         config_env[environment.FILECHECK_OPTS] = "--dump-input=never"
         try:
             for step in self.steps:
-                command = rewrite(step) if rewrite is not None else step.command
+                command: Any = rewrite(step) if rewrite is not None else step.command
                 if step.filecheck is not None:
                     command = sh.Pipeline(command.commands + [step.filecheck], command.negate, command.pipe_err)
                 done = execute(self.test, command, timeout=timeout)

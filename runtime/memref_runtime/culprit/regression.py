@@ -7,7 +7,7 @@
   and memref-update-checks writes nothing from a failing run; `test_<name>.py` is a pytest test.
 - a command: a pytest test that runs it on the reduced module and wants exit status 0.
 - a Python check: a pytest test that imports it (it must be a module-level function).
-- a TestCheck (the test itself, rerun): the test, with the reduced module in place of its own.
+- a RerunCheck (the test itself, rerun): the test, with the reduced module in place of its own.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import subprocess
 import sys
 import textwrap
 
-from .checks import TestCheck
+from .checks import RerunCheck
 from .reading import signature_of
 
 PYTEST_HEADER = '''\
@@ -157,7 +157,7 @@ def write_regression_test(path: str, result, check, *, pipeline, opt_level: int,
         if not pytest_style:
             variant = _against_test(path, result, check, pipeline, opt_level, lit=True, itself=True)
             text = text.rstrip("\n") + "\n" + _generate_checks(path, variant)
-    elif isinstance(check, TestCheck):
+    elif isinstance(check, RerunCheck):
         try:
             text = check.regression_test(path, result)
         except ValueError as e:

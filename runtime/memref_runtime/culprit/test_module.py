@@ -24,7 +24,7 @@ from ..process import failure_report
 
 
 @dataclass
-class TestModule:
+class FoundModule:
     """The module of a test, and what a candidate replaces."""
 
     source: str  # the module's text
@@ -32,7 +32,7 @@ class TestModule:
     opt_level: int
     sha: str | None = None  # a .py test's JitModule (recording.py)
     function: str | None = None  # the function of it that was first called last
-    origin: dict = field(default_factory=dict)  # "text" (a literal of the test) or "file" (a file it names)
+    origin: dict = field(default_factory=dict)  # "text": what the test gave (a literal of it), or "file": a path
     site: tuple | None = None  # .py: (file, line) of the test's code that made the JitModule
     step_line: int = 0  # .mlir: the RUN line, the command and the pass arguments a candidate replaces
     command: int = 0
@@ -55,7 +55,7 @@ def _records(folder: str) -> list[dict]:
     return []
 
 
-def from_python_test(folder: str, index: int | None) -> TestModule:
+def from_python_test(folder: str, index: int | None) -> FoundModule:
     """The JitModule a `.py` test's run recorded in `folder` (ValueError when there is none)."""
     events = _records(folder)
     modules = {e["sha"]: e for e in events if e["event"] == "module"}
@@ -76,7 +76,11 @@ def from_python_test(folder: str, index: int | None) -> TestModule:
     made = modules[sha]
     with open(made["path"]) as f:
         source = f.read()
-    module = TestModule(source, made["pipeline"], made["opt_level"], sha=sha, origin=made.get("origin") or {},
+    origin = dict(made.get("origin") or {})
+    if "text" in origin:  # the folder goes: the text the test gave is kept here
+        with open(origin["text"]) as f:
+            origin["text"] = f.read()
+    module = FoundModule(source, made["pipeline"], made["opt_level"], sha=sha, origin=origin,
                         site=made.get("site"),
                         function=next((c["function"] for c in reversed(calls) if c["sha"] == sha), None))
     if len(order) > 1:
@@ -116,7 +120,7 @@ def _dumped(tool: str, args: list[str]) -> str | None:
     return None if start is None else "".join(line.strip() for line in lines[start:])
 
 
-def _spelled_flag(tool: str, arg: str) -> str | None:
+def spelled_flag(tool: str, arg: str) -> str | None:
     """The pipeline step that pass flag `arg` (`-name` or `--name=options`) is, nested where
     mlir-opt nests it (`func.func(name{options})`); None when `arg` is no pass."""
     name, eq, options = arg.lstrip("-").partition("=")
@@ -139,7 +143,7 @@ def _pipeline_of(args: list[str]) -> tuple[str, tuple]:
                 return args[i + 1], (i, i + 1)
     steps, indexes = [], []
     for i, arg in enumerate(args[1:], 1):
-        spelled = _spelled_flag(args[0], arg) if arg.startswith("-") and len(arg) > 1 else None
+        spelled = spelled_flag(args[0], arg) if arg.startswith("-") and len(arg) > 1 else None
         if spelled is not None:
             steps.append(spelled)
             indexes.append(i)
@@ -158,7 +162,7 @@ def _runner_level(commands: list) -> tuple[int, tuple | None]:
     return 0, None
 
 
-def from_mlir_test(lit, failing_line: int) -> TestModule:
+def from_mlir_test(lit, failing_line: int) -> FoundModule:
     """The module and pipeline of a `.mlir` test whose RUN line `failing_line` failed."""
     import lit.ShUtil as sh
 
@@ -176,7 +180,7 @@ def from_mlir_test(lit, failing_line: int) -> TestModule:
             level, runner = _runner_level(step.command.commands)
             with open(lit.source) as f:
                 source = f.read()
-            return TestModule(source, pipeline, level, origin={"file": lit.source}, step_line=step.line, command=c,
+            return FoundModule(source, pipeline, level, origin={"file": lit.source}, step_line=step.line, command=c,
                               pass_args=indexes, runner=runner)
     raise ValueError(f"RUN line {failing_line} runs no `*-opt` tool on the test file (`mlir-opt %s ...`): "
                      "memref-reduce finds the module of a .mlir test there")

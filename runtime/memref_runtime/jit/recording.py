@@ -16,7 +16,7 @@ Nothing is imported or written unless one of the two variables is set.
 from __future__ import annotations
 
 import os
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from .. import environment
 
@@ -69,7 +69,7 @@ def _site() -> tuple[str, int] | None:
     import sys
 
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-    frame = sys._getframe(1)
+    frame: Any = sys._getframe(1)
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
         frame = frame.f_back
     return None if frame is None else (os.path.abspath(frame.f_code.co_filename), frame.f_lineno)

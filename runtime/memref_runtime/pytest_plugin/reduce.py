@@ -25,7 +25,7 @@ import time
 import pytest
 
 from .. import environment
-from ..culprit.checks import TestCheck
+from ..culprit.checks import RerunCheck
 from ..culprit.from_test import bisect_and_reduce, with_reduced_module
 from ..culprit.isolation import run_forked
 from ..culprit.outcome import PASSED, Outcome, ended_outcome, exception_outcome, mask_volatile
@@ -103,7 +103,7 @@ def _run_pytest(path: str, item):
     return Outcome(True, mask_volatile(said), f"pytest {node}: {said}")
 
 
-class PytestRerun(TestCheck):
+class PytestRerun(RerunCheck):
     """The pytest test, rerun in a forked child with the candidate in place of its module."""
 
     def __init__(self, item, module, timeout: float):

@@ -52,7 +52,7 @@ def _save_inputs(folder: str, inputs: list) -> str | None:
 
 def _test_itself() -> str | None:
     """The command that reruns the running test as the check: lit's or pytest's."""
-    node = os.environ.get("PYTEST_CURRENT_TEST")
+    node = os.environ.get(environment.PYTEST_CURRENT_TEST)
     if node:
         return f"pytest --mlir-reduce {shlex.quote(node.rsplit(' ', 1)[0])}"
     script = sys.argv[0] if sys.argv else ""
@@ -66,7 +66,7 @@ def reduce_commands(folder: str, name: str, module, inputs: list, reference, rto
     lines = []
     target = _importable(reference)
     saved = _save_inputs(folder, inputs) if target else None
-    if saved:
+    if target and saved:
         root = _import_root(target)
         words = ([f"PYTHONPATH={root}"] if root else []) + [
                  "memref-reduce", os.path.join(folder, "module.mlir"), f"--function={name}",
