@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 from hypothesis import settings
-
 from support import workers
 from support.build_tree import installed_mlir, make_build_tree
 from support.engine import HAVE_JIT, MIN_MLIR_FOR_I1_MEMREF, MLIR_MAJOR

@@ -7,9 +7,9 @@ import subprocess
 import sys
 
 import pytest
-
 from support.paths import RUNTIME_DIR
 from support.subprocesses import run_python
+
 from memref_runtime.bindings import bindings
 
 pytest.importorskip("mlir.runtime")

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from support.dlpack_producer import DLPackProducer
 from support.engine import HAVE_JIT, compile_mlir, memref_arg
+
 from memref_runtime.np_to_memref import (
     get_ranked_memref_descriptor,
     get_unranked_memref_descriptor,

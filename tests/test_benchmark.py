@@ -15,9 +15,10 @@ import pytest
 
 pytest.importorskip("mlir.execution_engine")
 
+from support.paths import mlir_input  # noqa: E402
+
 from memref_runtime import JitModule, RuntimeVerificationError  # noqa: E402
 from memref_runtime.jit.benchmark_result import BenchmarkResult, format_seconds, median_interval, quantile  # noqa: E402
-from support.paths import mlir_input  # noqa: E402
 
 pytestmark = pytest.mark.jit
 

@@ -7,8 +7,8 @@ import re
 import numpy as np
 import pytest
 
-from memref_runtime.testing.numerics import TOLERANCES, Tolerance, compare, default_tolerance
 from memref_runtime.testing import check_close
+from memref_runtime.testing.numerics import TOLERANCES, Tolerance, compare, default_tolerance
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
 

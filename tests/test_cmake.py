@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from support.build_tree import MLIR_CORE
 from support.paths import REPO
 

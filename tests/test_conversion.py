@@ -4,9 +4,14 @@ import ctypes
 
 import numpy as np
 import pytest
+from support.arrays import (
+    address_of,
+    assert_descriptor_matches,
+    assert_same_view,
+    sample_values,
+    supported_element_types,
+)
 
-from support.arrays import (address_of, assert_descriptor_matches, assert_same_view, sample_values,
-                            supported_element_types)
 from memref_runtime import descriptor_to_numpy, element_type_for_dtype
 from memref_runtime.np_to_memref import (
     UnrankedMemRefDescriptor,

@@ -187,8 +187,9 @@ def test_python_checks_and_passes(planted, check, culprit, text):
 
 
 def test_an_against_check_bisects_with_its_inputs(planted):
-    from memref_runtime.culprit import Against
     from planted_passes import max_to_min
+
+    from memref_runtime.culprit import Against
 
     def reference(x, out):
         out[...] = np.maximum(x, 0)

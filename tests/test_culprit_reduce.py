@@ -15,9 +15,9 @@ import pytest
 from memref_runtime import JitModule
 from memref_runtime.culprit import Against, reduce
 from memref_runtime.culprit.checks import Checker
-from memref_runtime.culprit.outcome import mask_volatile
 from memref_runtime.culprit.edits import count_ops
 from memref_runtime.culprit.isolation import run_forked
+from memref_runtime.culprit.outcome import mask_volatile
 from memref_runtime.jit.lowering import DEFAULT_PIPELINE
 from memref_runtime.jit.runner_utils import runner_utils_libraries
 

@@ -13,11 +13,12 @@ import pytest
 
 pytest.importorskip("mlir.execution_engine")
 
+from support.engine import MIN_MLIR_FOR_I1_MEMREF, MLIR_MAJOR  # noqa: E402
+from support.tensor_corpus import KERNELS  # noqa: E402
+
 from memref_runtime import JitModule, LoweringError  # noqa: E402
 from memref_runtime.jit.runner_utils import runner_utils_libraries  # noqa: E402
 from memref_runtime.testing import check_close  # noqa: E402
-from support.engine import MIN_MLIR_FOR_I1_MEMREF, MLIR_MAJOR  # noqa: E402
-from support.tensor_corpus import KERNELS  # noqa: E402
 
 pytestmark = pytest.mark.jit
 

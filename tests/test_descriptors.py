@@ -4,8 +4,8 @@ import ctypes
 
 import numpy as np
 import pytest
-
 from support.arrays import sample_values, supported_element_types
+
 from memref_runtime import element_type_for_dtype, ranked_descriptor_type
 from memref_runtime.descriptors import descriptor_layout
 from memref_runtime.np_to_memref import (

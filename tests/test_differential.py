@@ -13,11 +13,11 @@ pytest.importorskip("mlir.execution_engine")
 pytest.importorskip("hypothesis")
 
 from hypothesis import strategies as st  # noqa: E402
+from support.paths import REPO, mlir_input  # noqa: E402
 
 from memref_runtime import JitModule  # noqa: E402
 from memref_runtime.differential import DifferentialError, check_against  # noqa: E402
 from memref_runtime.testing.differential_inputs import make_plans  # noqa: E402
-from support.paths import REPO, mlir_input  # noqa: E402
 
 pytestmark = pytest.mark.jit
 
@@ -79,8 +79,8 @@ def test_replay_script_repeats_the_failure(adds, tmp_path):
 
 
 def test_no_example_compiles_again(adds, monkeypatch):
-    import memref_runtime.jit.module as jit_module
     import memref_runtime.jit.lowering as lowering
+    import memref_runtime.jit.module as jit_module
 
     calls = []
     monkeypatch.setattr(lowering, "lower_to_llvm", lambda *a, **k: calls.append(a))

@@ -170,3 +170,55 @@ def test_its_llvm_style_cmake_build(suite, tmp_path):
     for tool in ("FileCheck", "mlir-opt", "mlir-runner"):  # that LLVM's tools, not the wheels'
         assert f"{tools / tool} " in check.stdout, tool
     assert not (suite / "Output").exists()  # the build folder is the exec root
+
+
+# A test of the downstream project whose JitModule's pipeline has a wrong pass planted in it: the
+# reassociating vector lowering adds @vsum's 16 floats as a tree (15), not in order (14).
+PLANTED_PASS = '''# RUN: %PYTHON %s 2>&1 | FileCheck %s
+# REQUIRES: host-supports-jit
+import numpy as np
+
+from memref_runtime import JitModule
+from memref_runtime.testing import log, run
+
+VSUM = """
+func.func @vsum(%a: memref<16xf32>) -> f32 {
+  %c0 = arith.constant 0 : index
+  %pad = arith.constant 0.0 : f32
+  %v = vector.transfer_read %a[%c0], %pad : memref<16xf32>, vector<16xf32>
+  %s = vector.reduction <add>, %v : vector<16xf32> into f32
+  return %s : f32
+}
+"""
+PIPELINE = ("builtin.module(canonicalize,convert-vector-to-scf,convert-scf-to-cf,"
+            "convert-vector-to-llvm{reassociate-fp-reductions},finalize-memref-to-llvm,convert-arith-to-llvm,"
+            "convert-func-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts)")
+
+
+def testVsum():
+    x = np.array([1, 1e8, 1, -1e8, 3, 7, -2, 5e7, 1, -5e7, 2, 2, 1e7, -1e7, 1, 1], np.float32)
+    log("vsum:", JitModule(VSUM, pipeline=PIPELINE).vsum(x))
+
+
+run(testVsum)
+# CHECK: vsum: 14.0
+'''
+
+
+def test_memref_reduce_finds_the_culprit_of_a_failing_test(suite):
+    """The installed memref-reduce on a failing test of another project's suite: the pass, the
+    reduced module, a regression test that fails now and passes once the pass is fixed."""
+    reduce = shutil.which("memref-reduce", path=str(BIN))
+    (suite / "vsum.py").write_text(PLANTED_PASS)
+    out = subprocess.run([reduce, "vsum.py"], capture_output=True, text=True, timeout=600, cwd=suite)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert re.search(r"^culprit: convert-vector-to-llvm\{reassociate-fp-reductions\}$", out.stdout, re.M), out.stdout
+    assert "the regression test, run now: fails the same way as the test" in out.stdout
+    regression = suite / "vsum_reduced.py"
+
+    def passes() -> bool:
+        return subprocess.run([LIT, "-q", str(regression)], capture_output=True, timeout=300).returncode == 0
+
+    assert not passes()
+    regression.write_text(regression.read_text().replace("{reassociate-fp-reductions}", ""))
+    assert passes()

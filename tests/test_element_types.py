@@ -7,9 +7,9 @@ import textwrap
 
 import numpy as np
 import pytest
-
 from support.arrays import sample_values, supported_element_types
 from support.subprocesses import run_python
+
 from memref_runtime import element_types
 from memref_runtime.element_types import (
     ElementType,

@@ -12,11 +12,11 @@ import subprocess
 import sys
 
 import pytest
-
 from support.lit_suites import make_lit_suite
+from support.paths import LIT, REPO
+
 from memref_runtime.process import failure_report
 from memref_runtime.process import report as process_report
-from support.paths import LIT, REPO
 
 RUNTIME = REPO / "runtime"
 SITE = RUNTIME / "memref_runtime" / "process" / "_site"

@@ -12,16 +12,20 @@ import pickle
 
 import numpy as np
 import pytest
-
 from support.arrays import address_of, sample_values, supported_element_types
 from support.dlpack_producer import DLPackProducer, capsule_name
 from support.engine import HAVE_JIT
 from support.paths import mlir_input
+
 from memref_runtime import dlpack as dl
 from memref_runtime import interop
 from memref_runtime.conversion import MemRefArray, view_memref
 from memref_runtime.element_types import dlpack_type_for_dtype, element_type_for_dlpack
-from memref_runtime.np_to_memref import get_ranked_memref_descriptor, get_unranked_memref_descriptor, ranked_memref_to_numpy
+from memref_runtime.np_to_memref import (
+    get_ranked_memref_descriptor,
+    get_unranked_memref_descriptor,
+    ranked_memref_to_numpy,
+)
 
 ELEMENT_TYPES = supported_element_types()
 IDS = [dtype.name for _, dtype in ELEMENT_TYPES]

@@ -17,10 +17,11 @@ import jax.numpy as jnp  # noqa: E402
 jax.config.update("jax_enable_x64", True)  # float64 and int64 arrays stay what they are
 ml_dtypes = pytest.importorskip("ml_dtypes")
 
-from memref_runtime.np_to_memref import get_ranked_memref_descriptor, ranked_memref_to_numpy  # noqa: E402
-from memref_runtime.testing import check_against  # noqa: E402
 from support.arrays import address_of  # noqa: E402
 from support.engine import HAVE_JIT  # noqa: E402
+
+from memref_runtime.np_to_memref import get_ranked_memref_descriptor, ranked_memref_to_numpy  # noqa: E402
+from memref_runtime.testing import check_against  # noqa: E402
 
 pytestmark = pytest.mark.jit
 

@@ -19,10 +19,11 @@ torch = pytest.importorskip("torch", reason="PyTorch is not installed (pip insta
                                               "build, then pip install -e '.[frameworks]')")
 ml_dtypes = pytest.importorskip("ml_dtypes")
 
-from hypothesis import given, strategies as st  # noqa: E402
-
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st
 from support.arrays import address_of  # noqa: E402
 from support.engine import HAVE_JIT  # noqa: E402
+
 from memref_runtime import dlpack as dl  # noqa: E402
 from memref_runtime.np_to_memref import get_ranked_memref_descriptor, ranked_memref_to_numpy  # noqa: E402
 from memref_runtime.testing import check_against, check_close  # noqa: E402

@@ -12,9 +12,10 @@ import pytest
 
 pytest.importorskip("mlir.execution_engine")
 
+from support.paths import mlir_input  # noqa: E402
+
 from memref_runtime import JitModule
 from memref_runtime.jit import cache as jit_cache  # noqa: E402
-from support.paths import mlir_input  # noqa: E402
 
 pytestmark = pytest.mark.jit
 

@@ -6,10 +6,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from support.arrays import sample_values, supported_element_types
 from support.engine import MIN_MLIR_FOR_I1_MEMREF, MLIR_MAJOR, compile_mlir, memref_arg
 from support.subprocesses import run_python
+
+from memref_runtime import element_type_for_dtype
 from memref_runtime.np_to_memref import (
     UnrankedMemRefDescriptor,
     get_ranked_memref_descriptor,
@@ -19,7 +20,6 @@ from memref_runtime.np_to_memref import (
     ranked_memref_to_numpy,
     unranked_memref_to_numpy,
 )
-from memref_runtime import element_type_for_dtype
 
 pytestmark = pytest.mark.jit
 

@@ -229,7 +229,7 @@ def test_every_environment_variable_is_named_in_one_module():
     # The client starts without the package (python -I -S) and keeps copies: the same names.
     assert client.DIR_ENV == environment.PYTHON_SERVER_DIR and client.OWNER_ENV == environment.PYTHON_SERVER_OWNER
     assert client.EXPECTED_CRASH_ENV == environment.EXPECTED_CRASH
-    assert {environment.REPORT.encode(), environment.REPORT_PIPES.encode(),
+    assert {environment.REPORT.encode(), environment.REPORT_PIPES.encode(), environment.CANDIDATE.encode(),
             environment.LIT_CURRENT_TESTCASE.encode()} <= set(client.VOLATILE_ENV)
 
 

@@ -10,10 +10,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from support.paths import LIT, REPO
 
 from memref_runtime.lit import discovery
 from memref_runtime.lit.parameters import PARAMETERS
-from support.paths import LIT, REPO
 
 pytestmark = pytest.mark.harness
 

@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from support.lit_suites import make_lit_suite
 from support.paths import LIT
 

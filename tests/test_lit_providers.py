@@ -8,7 +8,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from support.build_tree import MLIR_CORE, MLIR_TOOLS
 from support.paths import LIT, REPO
 

@@ -9,7 +9,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from support.lit_suites import make_lit_suite
 from support.paths import LIT, REPO
 

@@ -8,11 +8,11 @@ import weakref
 
 import numpy as np
 import pytest
-
 from support.arrays import address_of
 from support.engine import compile_mlir, memref_arg
 from support.paths import mlir_input
 from support.subprocesses import run_python
+
 from memref_runtime.np_to_memref import (
     get_ranked_memref_descriptor,
     get_unranked_memref_descriptor,

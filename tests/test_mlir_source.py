@@ -25,8 +25,9 @@ def shown(error: BaseException) -> str:
 
 
 def parse_error(source) -> BaseException:
-    from memref_runtime import JitModule
     from mlir.ir import MLIRError
+
+    from memref_runtime import JitModule
 
     with pytest.raises(MLIRError) as info:  # still the bindings' own exception
         JitModule(source)
@@ -59,8 +60,9 @@ def test_a_file_is_named_in_the_diagnostics_and_a_tab_counts_one_column(tmp_path
 
 @needs_notes
 def test_lower_to_llvm_of_text_shows_the_line_too():
-    from memref_runtime.jit.lowering import lower_to_llvm
     from mlir.ir import MLIRError
+
+    from memref_runtime.jit.lowering import lower_to_llvm
 
     with pytest.raises(MLIRError) as info:
         lower_to_llvm("func.func @g() {\n  return %nope : i32\n}\n")

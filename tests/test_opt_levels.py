@@ -75,7 +75,7 @@ def test_testing_engines_follow_the_default(monkeypatch, tmp_path):
 
 @pytest.mark.parametrize("bad", [4, -1, 2.5, True, "2"])
 def test_bad_levels_are_refused(bad):
-    with pytest.raises(ValueError, match=re.escape(f"opt_level: expected 0, 1, 2, 3 or None (the default, ") +
+    with pytest.raises(ValueError, match=re.escape("opt_level: expected 0, 1, 2, 3 or None (the default, ") +
                        r"\d here\), got " + re.escape(repr(bad))):
         JitModule(ADD, opt_level=bad)
 

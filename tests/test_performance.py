@@ -11,11 +11,11 @@ import re
 
 import numpy as np
 import pytest
+from support.paths import mlir_input
 
 from memref_runtime.jit.benchmark_result import BenchmarkResult
 from memref_runtime.testing import Comparison, InconclusiveClaim, check_faster, compare
 from memref_runtime.testing.performance import ratio_interval
-from support.paths import mlir_input
 
 BENCH_KERNELS = mlir_input("bench_kernels.mlir")
 MESSAGE = re.compile(r"(?P<verdict>measured false|inconclusive): (?P<ratio>[\d.]+)x \(95% interval (?P<low>[\d.]+)x "

@@ -9,9 +9,9 @@ import sys
 import time
 
 import pytest
+from support.paths import REPO
 
 from memref_runtime import probe_cache
-from support.paths import REPO
 
 pytestmark = pytest.mark.harness
 

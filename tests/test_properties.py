@@ -22,9 +22,9 @@ import numpy as np
 import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
-
 from support.arrays import address_of, assert_descriptor_matches, assert_same_view, supported_element_types
 from support.engine import HAVE_JIT, MIN_MLIR_FOR_I1_MEMREF, MLIR_MAJOR, compile_mlir, memref_arg
+
 from memref_runtime import element_type_for_mlir
 from memref_runtime.jit.results import NativeAllocation
 from memref_runtime.np_to_memref import (

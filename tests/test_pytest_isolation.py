@@ -9,7 +9,6 @@ import os
 import re
 
 import pytest
-
 from support.engine import HAVE_JIT
 from support.subprocesses import make_pytest_project, run_pytest
 from support.workers import run_once

@@ -11,7 +11,6 @@ import sys
 
 import numpy as np
 import pytest
-
 from support.engine import HAVE_JIT
 from support.paths import RUNTIME_DIR
 from support.subprocesses import make_pytest_project, run_pytest

@@ -10,7 +10,6 @@ import os
 import re
 
 import pytest
-
 from support.engine import HAVE_JIT
 from support.paths import RUNTIME_DIR
 from support.subprocesses import make_pytest_project, run_pytest

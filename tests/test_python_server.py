@@ -2,7 +2,6 @@
 exactly what it would in a fresh interpreter; crashes, timeouts and signals stay isolated; one
 server per configuration; nothing is left running."""
 
-import importlib.util
 import json
 import os
 import shlex

@@ -13,8 +13,15 @@ import pytest
 pytest.importorskip("mlir.execution_engine")
 
 from support.engine import MIN_MLIR_FOR_I1_MEMREF, MLIR_MAJOR  # noqa: E402
-from memref_runtime import (DEFAULT_PIPELINE, TENSOR_LOOP_PIPELINE, TENSOR_PIPELINE, JitModule,  # noqa: E402
-                            LoweringError, lower_to_llvm)
+
+from memref_runtime import (  # noqa: E402
+    DEFAULT_PIPELINE,
+    TENSOR_LOOP_PIPELINE,
+    TENSOR_PIPELINE,
+    JitModule,
+    LoweringError,
+    lower_to_llvm,
+)
 from memref_runtime.jit.pipeline_text import top_level_passes  # noqa: E402
 
 pytestmark = pytest.mark.jit

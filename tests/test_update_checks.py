@@ -14,10 +14,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from support.paths import REPO
 
 from memref_runtime import update_checks
 from memref_runtime.update_checks import Masks, check_pattern, split_sections
-from support.paths import REPO
 
 pytestmark = pytest.mark.harness
 

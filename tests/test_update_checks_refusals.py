@@ -10,9 +10,9 @@ import time
 
 import psutil
 import pytest
+from test_update_checks import HEADER, check_lines, needs_lit, passes_both_filechecks, suite, update, write
 
 from memref_runtime import update_checks
-from test_update_checks import HEADER, check_lines, needs_lit, passes_both_filechecks, suite, update, write
 
 pytestmark = pytest.mark.harness
 

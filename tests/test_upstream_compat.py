@@ -14,8 +14,8 @@ pytestmark = pytest.mark.jit
 ir = pytest.importorskip("mlir.ir")
 from mlir.execution_engine import ExecutionEngine  # noqa: E402
 from mlir.passmanager import PassManager  # noqa: E402
-
 from support.engine import MLIR_MAJOR  # noqa: E402
+
 from memref_runtime.bindings import bindings  # noqa: E402
 
 try:

@@ -15,10 +15,11 @@ import pytest
 pytest.importorskip("mlir.execution_engine")
 
 from support.paths import LIT, REPO, RUNTIME_DIR  # noqa: E402
+
 from memref_runtime import JitModule, RuntimeVerificationError  # noqa: E402
 from memref_runtime.jit.lowering import DEFAULT_PIPELINE, TENSOR_PIPELINE, lower_to_llvm  # noqa: E402
-from memref_runtime.settings import RUNTIME_VERIFICATION_ENV  # noqa: E402
 from memref_runtime.jit.verification import PASS, with_runtime_verification  # noqa: E402
+from memref_runtime.settings import RUNTIME_VERIFICATION_ENV  # noqa: E402
 
 pytestmark = pytest.mark.jit
 

@@ -24,6 +24,7 @@ MLIR_INPUTS = "MLIR_INPUTS"
 REPORT = "MEMREF_RUNTIME_REPORT"
 REPORT_PIPES = "MEMREF_RUNTIME_REPORT_PIPES"
 TIMING = "MEMREF_RUNTIME_TIMING"
+CANDIDATE = "MEMREF_RUNTIME_CANDIDATE"
 
 # -- the pre-started interpreter ----------------------------------------------------------------
 PYTHON_SERVER_DIR = "MEMREF_RUNTIME_PYTHON_SERVER_DIR"
@@ -39,6 +40,7 @@ LIT_CURRENT_TESTCASE = "LIT_CURRENT_TESTCASE"
 EXPECTED_CRASH = "LLVM_DISABLE_SYMBOLIZATION"
 MLIR_OPT_CHECK_IR_ROUNDTRIP = "MLIR_OPT_CHECK_IR_ROUNDTRIP"
 FILECHECK_OPTS = "FILECHECK_OPTS"
+PYTEST_CURRENT_TEST = "PYTEST_CURRENT_TEST"
 
 # name -> what it means: docs/lit-config.md's table of the environment is made from this one.
 VARIABLES = {
@@ -58,6 +60,8 @@ VARIABLES = {
     REPORT: "the folder of a test's failure report; set per test by lit's before hook, read by the site hook",
     REPORT_PIPES: "dev:ino of the pipes a report copier reads, so that a child process is not copied twice",
     TIMING: "a folder where each test process writes where its time went (-D timing)",
+    CANDIDATE: "set by memref-reduce when it reruns a test: the JitModule of one module takes a candidate instead "
+               "(<sha>:<source|lowered>:<opt level>:<path>)",
     PYTHON_SERVER_DIR: "the lit run's private folder of pre-started interpreters (-D python_server=1)",
     PYTHON_SERVER_OWNER: "the pid whose end ends the pre-started interpreters",
     PROBE_CACHE: "0: do not keep what probes of tools and interpreters learned in ~/.cache/memref-runtime",
@@ -67,4 +71,5 @@ VARIABLES = {
     EXPECTED_CRASH: "set by `not --crash`: the command is meant to crash, so it runs in a fresh interpreter",
     MLIR_OPT_CHECK_IR_ROUNDTRIP: "as in MLIR's own lit config: every mlir-opt run adds --verify-roundtrip",
     FILECHECK_OPTS: "FileCheck's extra options; MLIR's own defaults when unset",
+    PYTEST_CURRENT_TEST: "pytest's id of the running test (read for the command a check_against failure prints)",
 }

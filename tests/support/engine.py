@@ -16,10 +16,11 @@ PIPELINE = (
 MIN_MLIR_FOR_I1_MEMREF = 23
 
 try:
-    from memref_runtime.bindings import mlir_major_version
     from mlir.execution_engine import ExecutionEngine
     from mlir.ir import Context, Module
     from mlir.passmanager import PassManager
+
+    from memref_runtime.bindings import mlir_major_version
 
     HAVE_JIT = True
 except ImportError:  # pragma: no cover - depends on the environment

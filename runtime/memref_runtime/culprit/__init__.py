@@ -15,6 +15,9 @@ the same way, written as a regression test (memref-reduce, reduce). One module p
   mlir_reduce.py  the wheel's mlir-reduce, driven with the same check through a callback script
   reduction.py    reduce: inputs, then rounds of edits, until nothing changes
   regression.py   the reduced case as a lit test (CHECK lines by memref-update-checks) or a pytest test
+  lit_run.py      a lit test run as lit runs it, with a candidate in place of its module; how it failed
+  test_module.py  the module, pipeline and opt level a failing test used
+  from_test.py    memref-reduce TEST: bisect and reduce with the test as the check, its regression test
   cli.py          memref-bisect and memref-reduce
 
 Importing this package loads neither numpy nor MLIR; the functions do, when called.

@@ -12,6 +12,8 @@ A check is one of:
   mismatch report must name the same elements with the same values).
 - `Against(function, reference, inputs)`: a typed call compared with a reference
   (typed_call.py), which can also slice away the outputs that were right and shrink the inputs.
+- a RerunCheck: the test itself, rerun with the candidate in place of its module (memref-reduce
+  TEST, pytest --mlir-reduce). The same way: as the test says (lit_run.py, pytest_plugin/reduce.py).
 
 Python checks run in a forked child (isolation.py): a crash is the failure `killed by SIGSEGV
 (...)`, a hang past the time limit the failure `timeout`.
@@ -35,6 +37,23 @@ from .outcome import PASSED, Outcome, ended_outcome, exception_outcome, first_li
 DEFAULT_TIMEOUT = 60.0
 
 
+class RerunCheck:
+    """A test rerun with the candidate in place of the module it JIT-compiles: it runs the
+    candidate itself and says how the test ended, keyed as "the same way" is for that test."""
+
+    def outcome(self, source: str, lowered: str | None, opt_level: int, timeout: float) -> Outcome:
+        """How the test ends with `source` (or `lowered`, the module lowered already) at `opt_level`."""
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        return type(self).__name__
+
+    def regression_test(self, path: str, result) -> str:
+        """The text of a regression test of reduction `result`, to be written to `path`
+        (ValueError saying why there is none)."""
+        raise ValueError(f"{self.describe()} writes no regression test")
+
+
 class Checker:
     """Runs one check on candidates; counts the runs and their time."""
 
@@ -51,11 +70,11 @@ class Checker:
             if shutil.which(self.command[0]) is None:
                 raise ValueError(f"check: {self.command[0]!r} is no executable (a script needs its x bit, "
                                  "or give the interpreter first: [python, script])")
-        elif isinstance(check, Against) or callable(check):
+        elif isinstance(check, (Against, RerunCheck)) or callable(check):
             self.command = None
         else:
             raise TypeError("check: expected a command (a path or an argv list), a callable taking a JitModule, "
-                            f"or Against(...), got {type(check).__name__}")
+                            f"Against(...) or a RerunCheck, got {type(check).__name__}")
         if timeout < 0:
             raise ValueError(f"timeout: expected seconds >= 0 (0: no limit), got {timeout!r}")
         self.check, self.pipeline, self.timeout = check, pipeline, timeout
@@ -69,6 +88,11 @@ class Checker:
         try:
             if self.command is not None:
                 return self._run_command(lowered if lowered is not None else source, opt_level)
+            if isinstance(self.check, RerunCheck):
+                outcome = self.check.outcome(source, lowered, opt_level, self.timeout)
+                if outcome.key == "timeout":
+                    self.ended["hung"] += 1
+                return outcome
             ended = run_forked(lambda: self._in_child(source, lowered, opt_level), self.timeout)
             if ended.how != "ok":
                 self.ended["crashed" if ended.how == "crash" else "hung"] += 1
@@ -126,6 +150,8 @@ def _python_exception(stderr: str) -> str | None:
 
 def describe(check) -> str:
     """How a report names the check."""
+    if isinstance(check, RerunCheck):
+        return check.describe()
     if isinstance(check, (str, os.PathLike)):
         return os.fspath(check)
     if isinstance(check, (list, tuple)):

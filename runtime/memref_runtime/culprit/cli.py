@@ -123,6 +123,51 @@ def _against(args, parser):
     return Against(args.function, args.reference, inputs, rtol=args.rtol, atol=args.atol)
 
 
+def _lit_param(text: str) -> tuple[str, str]:
+    name, eq, value = text.partition("=")
+    if not name:
+        raise argparse.ArgumentTypeError(f"-D: expected NAME=VALUE, got {text!r}")
+    return name, value if eq else ""
+
+
+def _test_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("from a failing lit test (INPUT is the test, and neither --test nor --function "
+                                      "is given)")
+    group.add_argument("--module", type=int, metavar="N", help="the test's N-th JitModule (default: the one whose "
+                       "function was first called last; the report lists them)")
+    group.add_argument("-D", dest="params", action="append", type=_lit_param, default=[], metavar="NAME=VALUE",
+                       help="a lit parameter, as lit -D takes it")
+    group.add_argument("--no-bisect", action="store_true", help="only reduce")
+    group.add_argument("--no-llvm", action="store_true", help="do not bisect LLVM's optimizations")
+
+
+def _from_test(args, parser) -> int:
+    """memref-reduce TEST: bisect and reduce with the test as the check."""
+    from .from_test import culprit_of_test
+
+    try:
+        found = culprit_of_test(args.input, module=args.module, params=dict(args.params), bisect=not args.no_bisect,
+                                llvm=not args.no_llvm, write_test=args.write_test, timeout=args.timeout,
+                                time_limit=args.time_limit)
+    except ValueError as e:
+        print(f"memref-reduce: {e}", file=sys.stderr)
+        return 1
+    if args.output and found.reduction is not None:
+        _write(args.output, found.reduction.module)
+    print(found.report() + (f"\n  wrote the reduced module to {args.output}" if args.output else ""), flush=True)
+    return 0
+
+
+def _is_lit_test(path: str) -> bool:
+    from .lit_run import LitTest
+
+    try:
+        LitTest(path)
+    except (ValueError, ImportError):
+        return False
+    return True
+
+
 def reduce_main(argv: list[str] | None = None) -> int:
     """memref-reduce: writes the reduced module (-o) and, if asked, a regression test."""
     parser = argparse.ArgumentParser(
@@ -130,9 +175,13 @@ def reduce_main(argv: list[str] | None = None) -> int:
         description="Shrink a module while the test keeps saying it fails the same way (the same exit status). "
                     "The candidate handed to SCRIPT is a module like the input, not lowered. Instead of a "
                     "script, --function and --reference compare a typed call with a Python reference, on "
-                    "--inputs or on the inputs check_against draws.",
+                    "--inputs or on the inputs check_against draws. INPUT may also be a failing test of a lit "
+                    "suite (lit_tests/foo.py, lit_tests/foo.mlir): then its module, pipeline and opt level are "
+                    "found from the test, which is the check: its pipeline is bisected, its module reduced, and "
+                    "the regression test written (default: beside the test, <name>_reduced.<ext>).",
         epilog="Exit status: 0 reduced, 1 the input does not fail, 2 a usage error.")
     _common(parser)
+    _test_options(parser)
     parser.add_argument("--pass-pipeline", metavar="PIPELINE", help="how a Python check lowers the candidates "
                         "(default: the runtime's default lowering)")
     parser.add_argument("--function", metavar="NAME", help="the function a typed call calls")
@@ -148,8 +197,10 @@ def reduce_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mlir-reduce", action="store_true", help="run the wheel's mlir-reduce first")
     args = parser.parse_args(argv)
     check = _against(args, parser) or args.test
+    if not check and os.path.isfile(args.input) and _is_lit_test(args.input):
+        return _from_test(args, parser)
     if not check:
-        parser.error("give --test=SCRIPT, or --function and --reference")
+        parser.error("give --test=SCRIPT, or --function and --reference (or a failing test of a lit suite as INPUT)")
     if not os.path.isfile(args.input):
         parser.error(f"INPUT.mlir: no such file: {args.input}")
     from .reduction import reduce

@@ -50,6 +50,7 @@ class Reduction:
     expected: dict | None = None  # Against: the reference's outputs on them, for the compared outputs
     test: str | None = None  # the regression test written, if any
     notes: list[str] = field(default_factory=list)
+    failure_key: str = ""  # the kept failure as the check keys it ("the same way")
 
     def report(self) -> str:
         lines = [f"reduced: {self.ops_before} -> {self.ops_after} ops in {self.seconds:.1f} s, {self.runs} check runs",
@@ -160,7 +161,7 @@ def reduce(module, check, *, pipeline: str | None = None, opt_level: int | None 
     if mlir_reduce:
         _mlir_reduce_stage(reducer, result)
     _reduce_rounds(reducer, result, literals)
-    result.module, result.failure = reducer.text, original.summary
+    result.module, result.failure, result.failure_key = reducer.text, original.summary, original.key
     result.ops_after = edits.count_ops(reducer.text)
     if checker.ended:
         result.notes.append("candidates whose check " + ", ".join(f"{how}: {n}" for how, n in checker.ended.items()))

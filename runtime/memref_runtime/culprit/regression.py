@@ -7,6 +7,7 @@
   and memref-update-checks writes nothing from a failing run; `test_<name>.py` is a pytest test.
 - a command: a pytest test that runs it on the reduced module and wants exit status 0.
 - a Python check: a pytest test that imports it (it must be a module-level function).
+- a RerunCheck (the test itself, rerun): the test, with the reduced module in place of its own.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import subprocess
 import sys
 import textwrap
 
+from .checks import RerunCheck
 from .reading import signature_of
 
 PYTEST_HEADER = '''\
@@ -155,6 +157,11 @@ def write_regression_test(path: str, result, check, *, pipeline, opt_level: int,
         if not pytest_style:
             variant = _against_test(path, result, check, pipeline, opt_level, lit=True, itself=True)
             text = text.rstrip("\n") + "\n" + _generate_checks(path, variant)
+    elif isinstance(check, RerunCheck):
+        try:
+            text = check.regression_test(path, result)
+        except ValueError as e:
+            raise CannotWrite(str(e)) from e
     elif isinstance(check, (str, os.PathLike, list, tuple)):
         command = [os.fspath(c) for c in ([check] if isinstance(check, (str, os.PathLike)) else check)]
         text = _command_test(path, result, command + list(test_args))

@@ -16,6 +16,7 @@
   timing_loop.py   the native timing loop, compiled once per process
   benchmark.py     JitFunction.benchmark: probe, warm-up, samples in the native loop
   benchmark_result.py  BenchmarkResult: per-call times and their statistics
+  recording.py     what memref-reduce needs of a test's JitModules, and the candidate it hands one
   module.py        JitModule and JitFunction, which put the above together
 """
 

@@ -24,6 +24,7 @@ from types import MappingProxyType
 from ..bindings import bindings
 from ..settings import default_runtime_verification, resolve_opt_level
 from . import cache as jit_cache
+from . import recording
 from .benchmark import DEFAULT_REPEATS, DEFAULT_WARMUP
 from .benchmark_result import BenchmarkResult
 from .call_plan import build_plan, make_invoker
@@ -163,9 +164,13 @@ class JitModule:
                                      else bool(runtime_verification))
         module, self.context = _parse(source)
         prepare_module(module)
-        self._signatures = read_signatures(module)
         self.source = str(module)  # what was lowered: the MLIR a reproducer needs
+        module, lowered = self._take_candidate(module, lowered, pipeline)
+        self._signatures = read_signatures(module)
         self.pipeline = pipeline or default_pipeline(module)
+        # Under lit's failure report: what memref-reduce needs to find this module again (recording.py).
+        self._recorded = None if lowered is not None else recording.module_made(
+            self.source, source, self.pipeline, pipeline, self.opt_level, self.runtime_verification)
         if lowered is None:
             self.module = lower_printed(module, self.source, self.pipeline, self.runtime_verification)
         else:  # lowered elsewhere already (memref_runtime.culprit): taken as it is
@@ -188,6 +193,21 @@ class JitModule:
         # Trampolines reach this, never the JitModule: ctypes callbacks are not traversed by
         # the garbage collector, so a reference back to the module would keep it alive forever.
         self._callback_errors = CallbackErrors()
+
+    def _take_candidate(self, module, lowered: str | None, pipeline: str | None):
+        """memref-reduce's candidate in place of this module, when it reruns the test and names
+        this module (recording.py): (the module, the lowered text or None)."""
+        candidate = recording.candidate_for(self.source, pipeline)
+        if candidate is None:
+            return module, lowered
+        if candidate.opt_level is not None:
+            self.opt_level = candidate.opt_level
+        if candidate.lowered:
+            return module, candidate.text
+        module = parse_module(bindings().ir, candidate.text, self.context)
+        prepare_module(module)
+        self.source = str(module)
+        return module, lowered
 
     # --- what the module holds ----------------------------------------------------------
 
@@ -239,6 +259,7 @@ class JitModule:
                 linked = self._link()
                 invoke = make_invoker(build_plan(sig, self), sig, linked, owner=self)
                 self._invokers[name] = invoke
+                recording.first_call(self._recorded, name)
                 # jit.<name> becomes the plain function (no dispatch), unless the name is taken:
                 # a function called `engine` must not replace the ExecutionEngine (jit.call works).
                 attrs = self.__dict__

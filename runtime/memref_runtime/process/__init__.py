@@ -5,6 +5,8 @@
                        of its output, how it ended
   failure_report.py    reading that back: what each Python process printed, how it ended
   native_stack.py      LLVM's symbolized native stack on a crash
+  jit_symbols.py       where each JIT-compiled function lies, written down before a crash
+  jit_frames.py        the native frames of a crash in JIT-compiled code, named with it
   callback_exceptions.py  exceptions raised in ctypes callbacks fail the test
   ending.py            a child that dies with its parent; ending as a child ended
   timing.py            where a test process's time goes (-D timing=DIR)

@@ -2,9 +2,10 @@
 
 Each Python process of a test under the report writes into the test's report folder (report.py,
 run by the site hook): `<pid>.out` (everything written to fds 1 and 2, in order), `<pid>.record`
-(argv, start time, exit status or signal) and `<pid>.notes`. `format_report(folder)` turns that
-into the text lit appends to a failed test's output (lit/failure_report.py); the pytest plugin's
-crash report uses `how_it_ended` and `tail`. Nothing here imports numpy or MLIR.
+(argv, start time, exit status or signal), `<pid>.notes` and `<pid>.jit` (where its JIT-compiled
+functions lie, which name the frames of a crash in them: jit_frames.py). `format_report(folder)`
+turns that into the text lit appends to a failed test's output (lit/failure_report.py); the pytest
+plugin's crash report uses `how_it_ended` and `tail`. Nothing here imports numpy or MLIR.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import ast
 import os
 import re
 import shlex
+
+from .jit_frames import name_frames, read_map
 
 # What one failed process contributes to a report at most: its last lines. The folder keeps all.
 MAX_LINES = 400
@@ -126,6 +129,7 @@ def format_report(folder: str) -> str:
         parts += [f"# note: {line}" for line in record["notes"]]
         if failed(record):
             output = record["output"].decode(errors="replace")
+            output = name_frames(output, read_map(os.path.join(folder, f"{record.get('pid')}.jit")))
             parts.append("# everything it printed, stdout and stderr in the order they came:\n"
                          + (tail(output, record["path"]) if output.strip() else "(nothing)"))
     return "\n".join(parts) + "\n"

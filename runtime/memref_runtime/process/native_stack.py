@@ -35,7 +35,7 @@ _installed_from: str | None = None  # the library whose handlers are installed (
 _argv0: bytes = b""  # LLVM keeps a StringRef to these bytes, not a copy: they must live forever
 
 
-def _loaded_libraries() -> list[str]:
+def loaded_libraries() -> list[str]:
     """Paths of the shared libraries mapped into this process, LLVM's own names first."""
     paths: list[str] = []
     try:
@@ -90,7 +90,7 @@ def install() -> str:
     global _installed_from, _argv0
     if _installed_from:
         return _installed_from
-    path, function = _find_handler(_loaded_libraries())
+    path, function = _find_handler(loaded_libraries())
     if function is None:
         raise RuntimeError(f"no loaded library exports llvm::sys::PrintStackTraceOnErrorSignal ({_SYMBOL})")
     libc = ctypes.CDLL(None, use_errno=True)

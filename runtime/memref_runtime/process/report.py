@@ -7,6 +7,8 @@ When that variable is set it
 - installs the crash handlers: faulthandler (the Python stack of every thread) and, once the MLIR
   bindings are loaded, LLVM's (the native stack, native_stack.py), both on stderr (or, when no
   loaded library has LLVM's, a note "native stack unavailable: ..." in `<folder>/<pid>.notes`);
+- writes down where each JIT-compiled function lies, in `<folder>/<pid>.jit` (jit_symbols.py),
+  so that the report names the native frames of a crash in JIT-compiled code (jit_frames.py);
 - makes exceptions raised in ctypes callbacks end the process with status 1
   (callback_exceptions.py);
 - in a test process (a script or `-m` module, not a tool such as the Python filecheck), copies
@@ -111,6 +113,17 @@ class _OnBindingsLoaded:
         if self in sys.meta_path:
             sys.meta_path.remove(self)
         _install_native_stack()
+
+
+def _record_jit_functions(folder: str) -> None:
+    """Where each JIT-compiled function lies, in `<folder>/<pid>.jit`: the report names the
+    frames of a crash in JIT-compiled code with it (jit_symbols.py, jit_frames.py)."""
+    try:
+        from . import jit_symbols
+
+        jit_symbols.record(os.path.join(folder, f"{os.getpid()}.jit"), notify=note)
+    except Exception as e:  # noqa: BLE001 - a report without names beats no test
+        note(f"frames of JIT-compiled code unnamed: {e}")
 
 
 def install_crash_handlers() -> None:
@@ -322,6 +335,7 @@ def setup_process() -> None:
     if is_test_process(sys.argv, getattr(sys, "orig_argv", [])):
         copy_output_to_report(folder)  # the copier never returns from here
     install_crash_handlers()
+    _record_jit_functions(folder)
     from . import callback_exceptions
 
     callback_exceptions.install(exit_nonzero=True)

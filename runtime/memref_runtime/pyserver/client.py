@@ -42,10 +42,10 @@ OWNER_ENV = "MEMREF_RUNTIME_PYTHON_SERVER_OWNER"  # the pid whose end ends the s
 # The only variables that may differ between two commands that share a server (the child
 # takes the command's values anyway): read when used, never at import. lit sets the test's
 # name, and its temporary folder after loading the configuration; a shell sets `_`; the failure
-# report (lit/failure_report.py) exports a folder per test, which setup_process() reads. (The child
-# forgets tempfile's cached folder.)
+# report (lit/failure_report.py) exports a folder per test, which setup_process() reads; memref-reduce
+# a candidate per run, which JitModule reads. (The child forgets tempfile's cached folder.)
 VOLATILE_ENV = (b"LIT_CURRENT_TESTCASE", b"TMP", b"TMPDIR", b"TEMP", b"TEMPDIR", b"_",
-                b"MEMREF_RUNTIME_REPORT", b"MEMREF_RUNTIME_REPORT_PIPES")
+                b"MEMREF_RUNTIME_REPORT", b"MEMREF_RUNTIME_REPORT_PIPES", b"MEMREF_RUNTIME_CANDIDATE")
 # LLVM's `not --crash` sets this for the command it runs, which is meant to crash: that runs in
 # a fresh interpreter, so that its crash report (Python and native stacks) is a fresh one's.
 EXPECTED_CRASH_ENV = "LLVM_DISABLE_SYMBOLIZATION"

@@ -5,12 +5,13 @@ no:memref_runtime` turns it off. What lit's plugin gives a lit suite, for pytest
 
   options.py    --mlir-opt-level, --mlir-opt-levels, --mlir-runtime-verification, --mlir-python,
                 --mlir-runtime, --mlir-checks, --mlir-filecheck, --mlir-isolate, --mlir-timeout,
-                --mlir-no-leak-check; ini names too
+                --mlir-reduce, --mlir-no-leak-check; ini names too
   fixtures.py   jit, mlir_opt_level, check_close, check_against, filecheck, mlir_checks
   scope.py      which tests the checks may fail (those that asked), the others get a warning
   shadowing.py  a test module's own `jit` fixture that --mlir-opt-levels cannot reach, named
   filecheck.py  which FileCheck, and running it on a string
   isolation.py  a forked child per isolated test: a crash or a hang fails that test alone
+  reduce.py     --mlir-reduce: a failing test's culprit pass and reduced module, with the test as the check
   leaks.py      a test that leaves an MLIR Context alive fails
   callbacks.py  an exception raised in a ctypes callback fails its test
   header.py     the session header: MLIR, settings, FileCheck
@@ -80,6 +81,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(
         Isolation(settings.isolate, settings.timeout, settings.origin("timeout") or "--mlir-timeout", leak_check),
         "memref_runtime.isolation")
+    if settings.reduce:
+        from .reduce import ReduceOnFailure  # the culprit finders: only for a session that asked
+
+        config.pluginmanager.register(ReduceOnFailure(), "memref_runtime.reduce")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -12,7 +12,9 @@ exception, pickled where it can be (so `xfail(raises=...)` and `-x` work as usua
 own report of it, with the child's traceback. What the test prints reaches pytest's capture as
 usual. A crash becomes the failure of that test with the report lit prints
 (lit/failure_report.py's words for how the process ended, lit/process_report.py's crash
-handlers: faulthandler's Python stack, then LLVM's native one, lit/native_stack.py).
+handlers: faulthandler's Python stack, then LLVM's native one, lit/native_stack.py, whose frames
+in JIT-compiled code are named: the child writes down where its JIT-compiled functions lie,
+process/jit_symbols.py).
 
 A timeout sends the child SIGABRT, whose handlers print both stacks, then SIGKILL to its process
 group if it is still there 5 s later.
@@ -46,8 +48,10 @@ from typing import Any, NamedTuple
 
 import pytest
 
+from ..process import jit_symbols
 from ..process import report as process_report
 from ..process.callback_exceptions import flush_output
+from ..process.jit_frames import name_frames, read_map
 from . import callbacks, leaks
 
 GRACE = 5.0  # seconds from SIGABRT (print the stacks) to SIGKILL
@@ -117,7 +121,10 @@ class Child:
         self.live = capture != "fd"
 
     def run(self) -> None:
-        with tempfile.TemporaryFile() as results, tempfile.TemporaryFile() as stderr:
+        # Where the child writes down its JIT-compiled functions: the crash report names its frames with them.
+        with tempfile.TemporaryFile() as results, tempfile.TemporaryFile() as stderr, \
+                tempfile.NamedTemporaryFile(prefix="memref-runtime-jit-", suffix=".map") as symbols:
+            self.symbols = symbols.name
             read_end, write_end = os.pipe()
             self.contexts_at_fork = leaks.live_contexts()
             flush_output()  # else what Python or C's stdio holds in a buffer would be written twice
@@ -136,8 +143,8 @@ class Child:
             results.seek(0)
             stderr.seek(0)
             data, printed = results.read(), stderr.read()
-        if timed_out or os.WIFSIGNALED(status) or not data:
-            pytest.fail(self.crash_report(status, printed.decode(errors="replace"), timed_out), pytrace=False)
+            if timed_out or os.WIFSIGNALED(status) or not data:
+                pytest.fail(self.crash_report(status, printed.decode(errors="replace"), timed_out), pytrace=False)
         if not self.live and printed:
             process_report.write_all(2, printed)
         self.outcome(pickle.loads(data))
@@ -181,6 +188,7 @@ class Child:
             os.dup2(stderr, 2)
             os.close(stderr)
             process_report.install_crash_handlers()
+            jit_symbols.record(self.symbols)
             with os.fdopen(os.dup(results), "wb") as out:
                 pickle.dump(self.call_in_child(), out)
         except BaseException:  # noqa: BLE001 - reported as the child's exit status, with its traceback
@@ -258,6 +266,7 @@ class Child:
         """The failure of a test whose child crashed, timed out or ended early, as lit reports it."""
         from ..process.failure_report import MAX_CHARS, MAX_LINES, how_it_ended, tail
 
+        printed = name_frames(printed, read_map(self.symbols))
         ended = how_it_ended(process_report.describe_status(status))
         child = f"its isolated child (pid {self.pid})"
         if timed_out:

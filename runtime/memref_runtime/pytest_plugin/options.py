@@ -118,6 +118,9 @@ OPTIONS = (
            "run every test function in a forked child: a crash fails that test alone, with its stacks"),
     Option("timeout", "--mlir-timeout", "SECONDS", _seconds,
            "end an isolated test after this many seconds, with its stacks (0: never)"),
+    Option("reduce", "--mlir-reduce", None, suite.parse_flag,
+           "a failing test that used the `jit` fixture: bisect its pipeline and reduce its module with the test as "
+           "the check, and write a regression test beside it (memref-bisect and memref-reduce; slow: minutes)"),
     Option("leak_check", "--mlir-no-leak-check", None, suite.parse_flag,
            "do not fail a test that leaves an MLIR Context alive (the check is on by default)", switch="0",
            ini_help="fail a test that leaves an MLIR Context alive: 1 (the default) or 0"),
@@ -137,6 +140,7 @@ class Settings:
     filecheck: str | None = None
     isolate: bool = False
     timeout: float | None = None
+    reduce: bool = False
     leak_check: bool = True
     origins: tuple = ()
 

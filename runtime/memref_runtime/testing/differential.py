@@ -15,7 +15,8 @@ way (same shapes, strides and offsets over a copy of the same buffer); then each
 each memref argument must agree under `check_close`'s rules. The first disagreement, as
 Hypothesis minimised it, raises DifferentialError: the example's shapes, strides, offsets and
 dtypes, the differing elements, and a folder with the inputs (`.npy`) and a `replay.py` that
-repeats the call. The JitModule is compiled once, by the caller: no example re-JITs it.
+repeats the call, and the memref-reduce command that finds the culprit (reduce_command.py).
+The JitModule is compiled once, by the caller: no example re-JITs it.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from .differential_inputs import (
     scalar_dtype,
 )
 from .numerics import compare
+from .reduce_command import reduce_commands
 
 __all__ = ["check_against", "DifferentialError", "Summary"]
 
@@ -257,14 +259,16 @@ def check_against(function, reference, *, max_examples: int = 100, min_size: int
         return Summary(examples, dict(seen))
     except _Disagreement as failure:
         folder = _save(failure, plans, sig, module, save_to, rtol, atol)
+        inputs = _build(plans, failure.drawn)
         message = "\n".join(
             [f"check_against(@{name}): the function and the reference differ on this example "
              f"(minimised by Hypothesis; seed {seed}, up to {max_examples} examples)",
              *_describe(plans, failure.drawn),
              *(textwrap.indent(d, "  ") for d in failure.details)]
-            + ([f"  inputs and replay script: {folder}; run: python {os.path.join(folder, 'replay.py')}"]
+            + ([f"  inputs and replay script: {folder}; run: python {os.path.join(folder, 'replay.py')}",
+                *reduce_commands(folder, name, module, inputs, reference, rtol, atol)]
                if folder else ["  (no reproducer: the JitModule of the function is unknown)"]))
-        raise DifferentialError(message, folder, _build(plans, failure.drawn)) from failure.__cause__
+        raise DifferentialError(message, folder, inputs) from failure.__cause__
 
 
 # --- the reproducer -----------------------------------------------------------------------

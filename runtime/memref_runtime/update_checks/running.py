@@ -31,13 +31,14 @@ class Step:
     """One `&&`-separated part of a RUN line, after lit's substitutions.
 
     `command` is lit's parsed pipeline, without its `| FileCheck <this file>`; `prefixes` are
-    that FileCheck's check prefixes (None for a step that does not pipe into it); `text` is the
-    RUN line as written in the test."""
+    that FileCheck's check prefixes (None for a step that does not pipe into it) and `filecheck`
+    that FileCheck command as lit parsed it; `text` is the RUN line as written in the test."""
 
     line: int
     text: str
     command: object
     prefixes: list[str] | None
+    filecheck: object = None
 
 
 def make_lit_config(params: dict[str, str]) -> Any:
@@ -187,8 +188,9 @@ def substitutions_of(test: Any, extra: list) -> list:
     return list(extra) + runner.getDefaultSubstitutions(test, tmp_dir, tmp_base)
 
 
-def script_steps(test: Any, lit_config: Any) -> list[Step]:
-    """The test's preamble and RUN lines after lit's substitutions, split at `&&`."""
+def script_steps(test: Any, lit_config: Any, require_filecheck: bool = True) -> list[Step]:
+    """The test's preamble and RUN lines after lit's substitutions, split at `&&`; UpdateError
+    when none pipes into `FileCheck <this file>`, if `require_filecheck`."""
     import lit.ShUtil as sh
     import lit.Test
     import lit.TestRunner as runner
@@ -231,18 +233,19 @@ def script_steps(test: Any, lit_config: Any) -> list[Step]:
         except Exception as e:  # lit's parser raises bare ValueErrors
             raise UpdateError(f"RUN line {line}: lit's shell cannot parse {command.strip()!r}: {e}") from e
         for step in _and_steps(node):
-            prefixes = None
+            prefixes, checker = None, None
             if isinstance(step, sh.Pipeline):
                 prefixes = filecheck_prefixes([str(a) for a in step.commands[-1].args], filecheck, source)
             if prefixes is not None:
                 if len(step.commands) == 1:
                     raise UpdateError(f"RUN line {line}: FileCheck reads no command's output")
+                checker = step.commands[-1]
                 step = sh.Pipeline(step.commands[:-1], step.negate, step.pipe_err)
             elif _reads_this_file(step, filecheck, source):
                 raise UpdateError(f"RUN line {line}: FileCheck of this file inside `;`, `||` or `&`, or not at "
                                   "the end of its pipeline: split the RUN line so that it ends in `| FileCheck %s`")
-            steps.append(Step(line, text, step, prefixes))
-    if not any(step.prefixes is not None for step in steps):
+            steps.append(Step(line, text, step, prefixes, checker))
+    if require_filecheck and not any(step.prefixes is not None for step in steps):
         raise UpdateError("no RUN line pipes into `FileCheck %s`: nothing to generate")
     return steps
 
