@@ -1,0 +1,1 @@
+"""Upstream MLIR's conventions that a suite of copied upstream tests relies on."""

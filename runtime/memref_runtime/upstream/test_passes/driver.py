@@ -1,0 +1,144 @@
+"""Runs a planned mlir-opt command: the real mlir-opt for public passes, Python for the test passes.
+
+The first run reads the input as the command would (file or stdin, -split-input-file); between
+runs the IR travels as generic text with every location, so that a diagnostic of a later run
+points into the original file as it would have; the last run prints the output with the
+command's own printing options. (A single run, with no Python pass, is the real mlir-opt itself:
+the command line module execs it.) Diagnostics are forwarded as each run ends, before the
+output, as a single mlir-opt prints them.
+
+Exit status: as mlir-opt's. Without -split-input-file the first failing run ends the command with
+its status (a crash ends it with the same signal); with it, the failed chunks are left out of
+the later runs, their output is empty, and the status is 1; an -o file is kept only on success.
+mlir-opt checks the input's expected-* lines even without -verify-diagnostics: what the first
+run reports as not produced is reported at the end unless a later run produced it; under
+-verify-diagnostics the diagnostics of all runs are verified together.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+
+from . import diagnostics
+from .command_line import Invocation
+from .plan import PythonRun, RealRun
+
+# Between runs: a chunk separator no printed IR holds, and the printing that reads back exactly.
+CHUNK_MARKER = "//memref-runtime-chunk"
+INTERMEDIATE_PRINTING = ["--mlir-print-op-generic", "--mlir-print-debuginfo"]
+
+
+class Runner:
+    """One planned command: `run()` gives its exit status."""
+
+    def __init__(self, mlir_opt: str, inv: Invocation, runs: list):
+        self.mlir_opt, self.inv, self.runs = mlir_opt, inv, runs
+        self.status = 0  # of the first run that failed
+        self.collector = diagnostics.Collector(inv.verify)
+        self.python = None  # python_runs.PythonSide, made on first use (it imports MLIR)
+        self.output = b""   # what the last run printed, written last
+
+    def real_arguments(self, run: RealRun, first: bool, final: bool) -> list:
+        inv = self.inv
+        args = [self.mlir_opt, *inv.common]
+        if inv.verify:
+            args.append("--mlir-print-op-on-diagnostic=false")  # as under -verify-diagnostics
+        if first:
+            args += inv.inputs
+            if inv.split_marker:
+                args.append(f"--split-input-file={inv.split_marker}")
+        elif inv.split_marker:
+            args.append(f"--split-input-file={CHUNK_MARKER}")
+        args += run.pass_arguments()
+        args += inv.printing if final else INTERMEDIATE_PRINTING
+        if inv.split_marker:
+            args.append(f"--output-split-marker={CHUNK_MARKER}")
+        elif final and inv.output is not None:
+            args += ["-o", inv.output]
+        return args
+
+    def run_real(self, run: RealRun, chunks: list | None, final: bool) -> list | None:
+        """The chunks after `run`, or None when the command ends here."""
+        first = chunks is None
+        text = None if first else (CHUNK_MARKER + "\n").join(c for c in chunks if c is not None)
+        done = subprocess.run(self.real_arguments(run, first, final), input=None if first else text.encode(),
+                              capture_output=True, check=False)
+        self.collector.take(done.stderr.decode(errors="replace"), reads_input=first)
+        if done.returncode < 0:
+            sys.stdout.buffer.write(done.stdout)
+            end_by_signal(-done.returncode)
+        if done.returncode != 0:
+            self.status = self.status or done.returncode
+            if not self.inv.split_marker:
+                return None
+        if final and not self.inv.split_marker:
+            self.output = done.stdout
+            return []
+        outputs = done.stdout.decode().split(CHUNK_MARKER + "\n") if self.inv.split_marker else [done.stdout.decode()]
+        if first:
+            return [o or None for o in outputs]
+        live = iter(outputs)
+        return [None if c is None else (next(live, "") or None) for c in chunks]
+
+    def run_python(self, run: PythonRun, chunks: list) -> list | None:
+        if self.python is None:
+            from .python_runs import PythonSide
+
+            self.python = PythonSide(self.inv.allow_unregistered, self.collector)
+        results = [None if c is None else self.python.run(run, c) for c in chunks]
+        if any(r is None and c is not None for r, c in zip(results, chunks)):
+            self.status = self.status or 1
+            if not self.inv.split_marker:
+                return None
+        return results
+
+    def run(self) -> int:
+        chunks = None
+        for index, run in enumerate(self.runs):
+            final = index == len(self.runs) - 1
+            chunks = self.run_real(run, chunks, final) if isinstance(run, RealRun) else self.run_python(run, chunks)
+            if chunks is None:
+                break
+        status = self.status
+        if self.inv.verify:
+            status = 0 if self.collector.verify(self.inv.inputs) else 1
+        else:
+            self.collector.report_unproduced()
+        if self.inv.split_marker and chunks is not None and not (status and self.writes_file):
+            self.output = (self.inv.output_marker + "\n").join(c or "" for c in chunks).encode()
+            if self.writes_file:
+                with open(self.inv.output, "wb") as f:
+                    f.write(self.output)
+                self.output = b""
+        sys.stdout.buffer.write(self.output)
+        sys.stdout.flush()
+        if status and self.writes_file and os.path.exists(self.inv.output):
+            os.remove(self.inv.output)  # as mlir-opt, which keeps its output file only on success
+        return status
+
+    @property
+    def writes_file(self) -> bool:
+        return self.inv.output not in (None, "-")
+
+
+def end_by_signal(number: int) -> None:
+    """Ends this process as the real mlir-opt ended: by the same signal."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    signal.signal(number, signal.SIG_DFL)
+    os.kill(os.getpid(), number)
+    sys.exit(128 + number)
+
+
+def direct_arguments(mlir_opt: str, inv: Invocation, run: RealRun) -> list:
+    """The command as one run of the real mlir-opt (no Python pass in it)."""
+    args = [mlir_opt, *inv.common, *inv.inputs]
+    if inv.split_marker:
+        args += [f"--split-input-file={inv.split_marker}", f"--output-split-marker={inv.output_marker}"]
+    if inv.verify:
+        args.append("--verify-diagnostics" if inv.verify == "all" else f"--verify-diagnostics={inv.verify}")
+    args += run.pass_arguments() + inv.printing
+    return args + (["-o", inv.output] if inv.output is not None else [])
