@@ -134,6 +134,8 @@ class UpstreamSetup:
     # Why each candidate for test passes was not taken (shown in UNSUPPORTED reasons).
     test_pass_rejected: list = field(default_factory=list)
     wanted_version: str | None = None
+    # The LLVM version of the bindings (the Python test passes run on them).
+    bindings_version: str | None = None
     verify_roundtrip: bool = False
     # Features of the tools' LLVM (the config's) and of the bindings' LLVM, for .py tests.
     tools_features: frozenset = frozenset()
@@ -320,6 +322,7 @@ def configure(config, lit_config, *, lib_dirs: list, library_dir: str | None, to
 
     # Test-only passes: the suite's mlir-opt, else a same-version one that has them.
     setup.wanted_version = setup.mlir_opt.version if setup.mlir_opt else bindings_build.version
+    setup.bindings_version = bindings_build.version
     setup.test_pass_alternatives, setup.test_pass_rejected = test_pass_alternatives(
         setup.mlir_opt, setup.wanted_version, params.get("test_pass_mlir_opt"))
     if (setup.mlir_opt and setup.mlir_opt.has_test_passes) or setup.test_pass_alternatives:

@@ -6,11 +6,16 @@ end of the region, puts() the message (a private constant global `assert_msg`, u
 its bytes and a NUL) and branches on to ^continue. The globals and the declaration of puts go to
 the start of the nearest module, each new one before the last. A failed assertion reports its
 message and the program goes on: a test can check it.
+
+The dialect conversion that upstream's pass runs also folds every op it visits that folds
+(all but the LLVM dialect's). A public pass does exactly that conversion with nothing else to
+convert but `ub` ops: `convert-ub-to-llvm` runs first here (through the bindings), unless the
+module has `ub` ops, which upstream's pass would keep (then the IR is not folded).
 """
 
 from __future__ import annotations
 
-from mlir import ir
+from mlir import ir, passmanager
 
 from .ir_build import create, nearest, symbol_names, unique_symbol, walk_preorder
 
@@ -73,7 +78,14 @@ def lower(assertion: ir.Operation) -> None:
     assertion.erase()
 
 
+FOLDING_PIPELINE = "builtin.module(convert-ub-to-llvm)"
+
+
 def run(op: ir.Operation, options: dict) -> bool:
+    names: list = []
+    walk_preorder(op, lambda o: names.append(o.name))
+    if not any(name.startswith("ub.") for name in names):
+        passmanager.PassManager.parse(FOLDING_PIPELINE).run(op)
     assertions = []
     walk_preorder(op, lambda o: assertions.append(o) if o.name == "cf.assert" else None)
     for assertion in assertions:

@@ -1,9 +1,10 @@
 """Runs a planned mlir-opt command: the real mlir-opt for public passes, Python for the test passes.
 
 The first run reads the input as the command would (file or stdin, -split-input-file); between
-runs the IR travels as generic text with every location, so that a diagnostic of a later run
-points into the original file as it would have; the last run prints the output with the
-command's own printing options. (A single run, with no Python pass, is the real mlir-opt itself:
+runs the IR travels as bytecode, which keeps every location, so that a diagnostic of a later
+run points into the original file as it would have; every run gets the command's own printing
+options (passes that print ops into messages see them as in one run), and the last one prints
+the output with them. (A single run, with no Python pass, is the real mlir-opt itself:
 the command line module execs it.) Diagnostics are forwarded as each run ends, before the
 output, as a single mlir-opt prints them.
 
@@ -26,9 +27,9 @@ from . import diagnostics
 from .command_line import Invocation
 from .plan import PythonRun, RealRun
 
-# Between runs: a chunk separator no printed IR holds, and the printing that reads back exactly.
-CHUNK_MARKER = "//memref-runtime-chunk"
-INTERMEDIATE_PRINTING = ["--mlir-print-op-generic", "--mlir-print-debuginfo"]
+# Between runs the IR travels as bytecode (every location, nothing the printing flags change:
+# they reach the passes as they would in one run); the first run's chunks are separated by this.
+CHUNK_MARKER = b"//memref-runtime-chunk-5f0c2b9e"
 
 
 class Runner:
@@ -49,39 +50,42 @@ class Runner:
         if first:
             args += inv.inputs
             if inv.split_marker:
-                args.append(f"--split-input-file={inv.split_marker}")
-        elif inv.split_marker:
-            args.append(f"--split-input-file={CHUNK_MARKER}")
-        args += run.pass_arguments()
-        args += inv.printing if final else INTERMEDIATE_PRINTING
-        if inv.split_marker:
-            args.append(f"--output-split-marker={CHUNK_MARKER}")
-        elif final and inv.output is not None:
+                args += [f"--split-input-file={inv.split_marker}", f"--output-split-marker={CHUNK_MARKER.decode()}"]
+        args += run.pass_arguments() + inv.printing
+        if not final:
+            args.append("--emit-bytecode")
+        elif inv.output is not None and not inv.split_marker:
             args += ["-o", inv.output]
         return args
 
-    def run_real(self, run: RealRun, chunks: list | None, final: bool) -> list | None:
-        """The chunks after `run`, or None when the command ends here."""
-        first = chunks is None
-        text = None if first else (CHUNK_MARKER + "\n").join(c for c in chunks if c is not None)
-        done = subprocess.run(self.real_arguments(run, first, final), input=None if first else text.encode(),
-                              capture_output=True, check=False)
+    def call(self, args: list, data: bytes | None, first: bool) -> tuple[int, bytes]:
+        """Runs the real mlir-opt once; its diagnostics to the collector, a crash ends the command."""
+        done = subprocess.run(args, input=data, capture_output=True, check=False)
         self.collector.take(done.stderr.decode(errors="replace"), reads_input=first)
         if done.returncode < 0:
             sys.stdout.buffer.write(done.stdout)
             end_by_signal(-done.returncode)
         if done.returncode != 0:
             self.status = self.status or done.returncode
-            if not self.inv.split_marker:
+        return done.returncode, done.stdout
+
+    def run_real(self, run: RealRun, chunks: list | None, final: bool) -> list | None:
+        """The chunks after `run` (None: the command ends). The first run reads the input, later
+        ones each chunk on its own (mlir-opt cannot split bytecode)."""
+        if chunks is None:
+            status, out = self.call(self.real_arguments(run, True, final), None, True)
+            if status and not self.inv.split_marker:
                 return None
+            return [c or None for c in out.split(CHUNK_MARKER + b"\n")] if self.inv.split_marker else [out]
+        results = []
+        for chunk in chunks:
+            status, out = (1, b"") if chunk is None else self.call(self.real_arguments(run, False, final), chunk, False)
+            if status and not self.inv.split_marker:
+                return None
+            results.append(None if status else out)
         if final and not self.inv.split_marker:
-            self.output = done.stdout
-            return []
-        outputs = done.stdout.decode().split(CHUNK_MARKER + "\n") if self.inv.split_marker else [done.stdout.decode()]
-        if first:
-            return [o or None for o in outputs]
-        live = iter(outputs)
-        return [None if c is None else (next(live, "") or None) for c in chunks]
+            self.output = results[0]
+        return results
 
     def run_python(self, run: PythonRun, chunks: list) -> list | None:
         if self.python is None:
@@ -108,7 +112,7 @@ class Runner:
         else:
             self.collector.report_unproduced()
         if self.inv.split_marker and chunks is not None and not (status and self.writes_file):
-            self.output = (self.inv.output_marker + "\n").join(c or "" for c in chunks).encode()
+            self.output = (self.inv.output_marker + "\n").encode().join(c or b"" for c in chunks)
             if self.writes_file:
                 with open(self.inv.output, "wb") as f:
                     f.write(self.output)

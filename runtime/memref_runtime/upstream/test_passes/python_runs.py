@@ -1,13 +1,14 @@
 """The Python side of a run: parse a chunk, run one provided test pass on its anchor ops, verify, print.
 
 Like mlir-opt's pass manager: the pass runs on every op at its nesting, the IR is verified
-after it, and a failed pass (or verifier) leaves no output. The printed text keeps every
-location and the generic form, for the next run of the real mlir-opt to read back.
+after it, and a failed pass (or verifier) leaves no output. The IR comes and goes as
+bytecode, which keeps every location, for the next run of the real mlir-opt to read back.
 """
 
 from __future__ import annotations
 
 import importlib
+import io
 
 from mlir import ir
 
@@ -31,7 +32,7 @@ def anchored_ops(top: ir.Operation, anchors: tuple) -> list:
 
 
 class PythonSide:
-    """One MLIR context for the command; `run(test pass run, chunk text)` -> printed text or None."""
+    """One MLIR context for the command; `run(test pass run, chunk bytecode)` -> bytecode or None."""
 
     def __init__(self, allow_unregistered: bool, collector: diagnostics.Collector):
         self.collector = collector
@@ -47,11 +48,11 @@ class PythonSide:
         for diagnostic in error.error_diagnostics:
             diagnostics.report(diagnostic, self.collector)
 
-    def run(self, run, text: str) -> str | None:
+    def run(self, run, data: bytes) -> bytes | None:
         implementation = importlib.import_module(f".{run.test_pass.implementation}", __package__)
         with self.context, ir.Location.unknown():
             try:
-                module = ir.Module.parse(text)
+                module = ir.Module.parse(data)
                 ok = True
                 for op in anchored_ops(module.operation, run.anchors):
                     ok = implementation.run(op, run.options) is not False and ok
@@ -64,5 +65,6 @@ class PythonSide:
             except NestingError as e:
                 self.collector.add(diagnostics.Diagnostic("error", None, 0, 0, str(e)))
                 return None
-            return module.operation.get_asm(enable_debug_info=True, print_generic_op_form=True,
-                                            assume_verified=True) + "\n"
+            out = io.BytesIO()
+            module.operation.write_bytecode(out)
+            return out.getvalue()
