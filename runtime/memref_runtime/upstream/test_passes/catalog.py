@@ -25,7 +25,7 @@ class Option:
 
 
 @dataclass(frozen=True)
-class TestPass:
+class ProvidedPass:
     """One provided test pass: `implementation` is a module of this package, or None for a
     pipeline of public passes (`pipeline`, which receives the options)."""
 
@@ -64,16 +64,16 @@ def lower_to_llvm(options: dict) -> list:
 
 
 PASSES = (
-    TestPass("test-lower-to-llvm", MODULE, (Option("reassociate-fp-reductions", bool, False),),
+    ProvidedPass("test-lower-to-llvm", MODULE, (Option("reassociate-fp-reductions", bool, False),),
              pipeline=lower_to_llvm),
-    TestPass("test-transform-dialect-erase-schedule", MODULE, implementation="erase_schedule"),
-    TestPass("test-arith-emulate-wide-int", FUNCTION,
+    ProvidedPass("test-transform-dialect-erase-schedule", MODULE, implementation="erase_schedule"),
+    ProvidedPass("test-arith-emulate-wide-int", FUNCTION,
              (Option("function-prefix", str, "emulate_"), Option("widest-int-supported", int, 32)),
              implementation="wide_int"),
-    TestPass("test-cf-assert", MODULE, implementation="cf_assert"),
-    TestPass("test-pdl-bytecode-pass", MODULE, implementation="pdl_bytecode"),
-    TestPass("test-vector-scan-lowering", FUNCTION, implementation="vector_scan"),
-    TestPass("test-math-polynomial-approximation", ANY, (Option("enable-avx2", bool, False),),
+    ProvidedPass("test-cf-assert", MODULE, implementation="cf_assert"),
+    ProvidedPass("test-pdl-bytecode-pass", MODULE, implementation="pdl_bytecode"),
+    ProvidedPass("test-vector-scan-lowering", FUNCTION, implementation="vector_scan"),
+    ProvidedPass("test-math-polynomial-approximation", ANY, (Option("enable-avx2", bool, False),),
              implementation="polynomial_approximation"),
 )
 PROVIDED = {p.name: p for p in PASSES}

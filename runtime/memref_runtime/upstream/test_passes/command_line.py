@@ -101,7 +101,7 @@ def opt_help(mlir_opt: str) -> OptHelp:
 
 
 @dataclass(frozen=True)
-class TestStep:
+class ProvidedStep:
     """A provided test pass in the run: its catalog entry, its option text, where it is nested."""
 
     test_pass: object
@@ -122,11 +122,11 @@ class Invocation:
     verify: str | None = None                        # -verify-diagnostics[=LEVEL]
     allow_unregistered: bool = False
     pipeline_text: str | None = None                 # --pass-pipeline=
-    steps: list = field(default_factory=list)        # flags: the words; pipeline: PassStep/TestStep
+    steps: list = field(default_factory=list)        # flags: the words; pipeline: PassStep/ProvidedStep
 
     @property
     def has_test_passes(self) -> bool:
-        return any(isinstance(s, TestStep) for s in self.steps)
+        return any(isinstance(s, ProvidedStep) for s in self.steps)
 
 
 def _name_and_value(word: str) -> tuple[str, str | None]:
@@ -156,7 +156,7 @@ def parse(argv: list, help_text: OptHelp | None = None, mlir_opt: str | None = N
         else:
             name, value = _name_and_value(word)
             if name in PROVIDED:
-                inv.steps.append(TestStep(PROVIDED[name], value))
+                inv.steps.append(ProvidedStep(PROVIDED[name], value))
             elif name in ("pass-pipeline", "p"):
                 inv.pipeline_text = value_of(name, value)
             elif name == "o":
@@ -183,5 +183,5 @@ def parse(argv: list, help_text: OptHelp | None = None, mlir_opt: str | None = N
         i += 1
     if inv.pipeline_text is not None:
         steps = pipeline.parse(inv.pipeline_text)
-        inv.steps = [TestStep(PROVIDED[s.name], s.options, s.nesting) if s.name in PROVIDED else s for s in steps]
+        inv.steps = [ProvidedStep(PROVIDED[s.name], s.options, s.nesting) if s.name in PROVIDED else s for s in steps]
     return inv

@@ -165,7 +165,7 @@ def option_value(pass_name: str, option, value: str | None):
 
 
 def read_options(test_pass, text: str | None) -> dict:
-    """The options of `test_pass` (a catalog.TestPass) from its option text, defaults filled in."""
+    """The options of `test_pass` (a catalog.ProvidedPass) from its option text, defaults filled in."""
     values = {o.name: o.default for o in test_pass.options}
     for key, value in split_options(text or ""):
         option = test_pass.option(key)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from . import pipeline
 from .catalog import FUNCTION, MODULE
-from .command_line import Invocation, TestStep
+from .command_line import Invocation, ProvidedStep
 
 
 @dataclass
@@ -37,7 +37,7 @@ class PythonRun:
     anchors: tuple
 
 
-def _anchors(step: TestStep) -> tuple:
+def _anchors(step: ProvidedStep) -> tuple:
     if step.nesting:
         names = tuple(None if op == "any" else op for op, _ in step.nesting)
         last, wanted = names[-1], step.test_pass.anchor
@@ -50,7 +50,7 @@ def _anchors(step: TestStep) -> tuple:
     return (None, FUNCTION) if step.test_pass.anchor == FUNCTION else (None,)
 
 
-def _expansion(step: TestStep, options: dict, groups) -> list:
+def _expansion(step: ProvidedStep, options: dict, groups) -> list:
     """The public pipeline of a pipeline-defined test pass, as pipeline steps under its nesting."""
     base = step.nesting or ((MODULE, next(groups)),)
     steps = []
@@ -74,7 +74,7 @@ def plan(inv: Invocation) -> list:
         return runs[-1]
 
     for step in inv.steps:
-        if isinstance(step, TestStep):
+        if isinstance(step, ProvidedStep):
             options = pipeline.read_options(step.test_pass, step.options)
             if step.test_pass.pipeline is not None:
                 real(False).steps.extend(_expansion(step, options, groups))

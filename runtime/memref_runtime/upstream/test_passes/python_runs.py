@@ -53,17 +53,26 @@ class PythonSide:
         with self.context, ir.Location.unknown():
             try:
                 module = ir.Module.parse(data)
-                ok = True
-                for op in anchored_ops(module.operation, run.anchors):
-                    ok = implementation.run(op, run.options) is not False and ok
-                if not ok:
-                    return None
-                module.operation.verify()
+                anchors = anchored_ops(module.operation, run.anchors)
             except ir.MLIRError as e:
                 self.report_error(e)
                 return None
             except NestingError as e:
                 self.collector.add(diagnostics.Diagnostic("error", None, 0, 0, str(e)))
+                return None
+            ok = True
+            for op in anchors:  # each, as the pass manager runs a pass on every op it nests on
+                try:
+                    ok = implementation.run(op, run.options) is not False and ok
+                except ir.MLIRError as e:
+                    self.report_error(e)
+                    ok = False
+            try:
+                if not ok:
+                    return None
+                module.operation.verify()
+            except ir.MLIRError as e:
+                self.report_error(e)
                 return None
             out = io.BytesIO()
             module.operation.write_bytecode(out)

@@ -12,7 +12,9 @@ calls and returns, and makes no such bitcasts. So here the public pass runs (thr
 bindings) on a scratch module that holds the function's body in an op it does not know, with
 the body's own calls and returns stood in for by unknown ops, and each boundary between
 converted and unconverted values spelled as a call the public pass does convert (to a function
-that does not exist). Afterwards those calls become the bitcasts and the body goes back.
+that does not exist). Afterwards those calls become the bitcasts and the body goes back. Values
+of a width the emulation has no type for (other than twice the widest) get no such call: the
+first op on one fails as upstream's does.
 """
 
 from __future__ import annotations
@@ -51,10 +53,17 @@ class Scope:
         walk_preorder(self.op, found.append)
         return found
 
-    def wide(self, type_: ir.Type) -> bool:
+    def width(self, type_: ir.Type) -> int:
         if isinstance(type_, ir.VectorType):
             type_ = type_.element_type
-        return isinstance(type_, ir.IntegerType) and type_.width > self.widest
+        return type_.width if isinstance(type_, ir.IntegerType) else 0
+
+    def wide(self, type_: ir.Type) -> bool:
+        return self.width(type_) > self.widest
+
+    def convertible(self, type_: ir.Type) -> bool:
+        """Whether the emulation has a type for it (twice the widest width: two halves)."""
+        return self.width(type_) == 2 * self.widest
 
     def converted(self, op) -> bool:
         """Whether upstream's test pass converts `op`: an arith or vector op on wide integers."""
@@ -82,8 +91,8 @@ class Scope:
         for op in self.nested_ops():
             if self.converted(op):
                 for index, value in enumerate(op.operands):
-                    if self.wide(value.type) and (self.isolate or isinstance(value.owner, ir.Block)
-                                                  or not self.converted(value.owner)):
+                    if self.convertible(value.type) and (self.isolate or isinstance(value.owner, ir.Block)
+                                                         or not self.converted(value.owner)):
                         op.operands[index] = self.enter(value, op.location)
                 for value in op.results:
                     self.leave(value)
@@ -102,7 +111,7 @@ class Scope:
     def leave(self, value: ir.Value) -> None:
         """Uses of converted wide `value` by unconverted ops go through a call's argument."""
         outside = [use for use in value.uses if not self.converted(use.owner)]
-        if not outside or not self.wide(value.type) or self.isolate:
+        if not outside or not self.convertible(value.type) or self.isolate:
             return
         with ir.InsertionPoint.after(value.owner.operation), value.owner.operation.location:
             call = create("func.call", [ir.TupleType.get_tuple([value.type])], [value], {"callee": OUT_OF})
