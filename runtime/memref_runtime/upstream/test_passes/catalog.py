@@ -8,6 +8,7 @@ bindings, one module each. Nothing here imports MLIR: lit's hook reads this tabl
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 # Where a pass runs when mlir-opt nests it implicitly (pass flags): on the top-level op, or on
@@ -33,7 +34,7 @@ class ProvidedPass:
     anchor: str | None
     options: tuple = ()
     implementation: str | None = None
-    pipeline: object = None
+    pipeline: Callable[[dict], list] | None = None
 
     def option(self, name: str) -> Option | None:
         return next((o for o in self.options if o.name == name), None)

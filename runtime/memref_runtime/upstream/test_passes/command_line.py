@@ -16,7 +16,7 @@ import tempfile
 from dataclasses import dataclass, field
 
 from . import pipeline
-from .catalog import PROVIDED
+from .catalog import PROVIDED, ProvidedPass
 
 DEFAULT_SPLIT_MARKER = "// -----"
 # Options that only decide how the final output is printed or where it goes; the runs before
@@ -104,7 +104,7 @@ def opt_help(mlir_opt: str) -> OptHelp:
 class ProvidedStep:
     """A provided test pass in the run: its catalog entry, its option text, where it is nested."""
 
-    test_pass: object
+    test_pass: ProvidedPass
     options: str | None
     nesting: tuple = ()
 

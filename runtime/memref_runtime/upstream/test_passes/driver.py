@@ -22,6 +22,7 @@ import os
 import signal
 import subprocess
 import sys
+from typing import Any
 
 from . import diagnostics
 from .command_line import Invocation
@@ -39,7 +40,7 @@ class Runner:
         self.mlir_opt, self.inv, self.runs = mlir_opt, inv, runs
         self.status = 0  # of the first run that failed
         self.collector = diagnostics.Collector(inv.verify)
-        self.python = None  # python_runs.PythonSide, made on first use (it imports MLIR)
+        self.python: Any = None  # python_runs.PythonSide, made on first use (it imports MLIR)
         self.output = b""   # what the last run printed, written last
 
     def real_arguments(self, run: RealRun, first: bool, final: bool) -> list:
@@ -84,7 +85,7 @@ class Runner:
                 return None
             results.append(None if status else out)
         if final and not self.inv.split_marker:
-            self.output = results[0]
+            self.output = results[0] or b""
         return results
 
     def run_python(self, run: PythonRun, chunks: list) -> list | None:
@@ -100,10 +101,14 @@ class Runner:
         return results
 
     def run(self) -> int:
-        chunks = None
+        chunks: list | None = None
         for index, run in enumerate(self.runs):
             final = index == len(self.runs) - 1
-            chunks = self.run_real(run, chunks, final) if isinstance(run, RealRun) else self.run_python(run, chunks)
+            if isinstance(run, RealRun):
+                chunks = self.run_real(run, chunks, final)
+            else:
+                assert chunks is not None  # the plan starts with a run of the real mlir-opt
+                chunks = self.run_python(run, chunks)
             if chunks is None:
                 break
         status = self.status
@@ -114,13 +119,13 @@ class Runner:
         if self.inv.split_marker and chunks is not None and not (status and self.writes_file):
             self.output = (self.inv.output_marker + "\n").encode().join(c or b"" for c in chunks)
             if self.writes_file:
-                with open(self.inv.output, "wb") as f:
+                with open(str(self.inv.output), "wb") as f:
                     f.write(self.output)
                 self.output = b""
         sys.stdout.buffer.write(self.output)
         sys.stdout.flush()
-        if status and self.writes_file and os.path.exists(self.inv.output):
-            os.remove(self.inv.output)  # as mlir-opt, which keeps its output file only on success
+        if status and self.writes_file and os.path.exists(str(self.inv.output)):
+            os.remove(str(self.inv.output))  # as mlir-opt, which keeps its output file only on success
         return status
 
     @property

@@ -32,7 +32,7 @@ def blocks_in_dominance_order(region: ir.Region) -> list:
     return order
 
 
-def _last_op(block: ir.Block):
+def _last_op(block: ir.Block) -> ir.Operation | None:
     operations = block.operations
     return operations[len(operations) - 1].operation if len(operations) else None
 

@@ -21,7 +21,7 @@ TWO_OVER_PI = 0.6366197723675814
 PI_OVER_2 = 1.5707963267948966
 
 
-def atan(b: MathBuilder, operand):
+def atan(b: MathBuilder, operand: ir.Value) -> ir.Value:
     magnitude = b.abs(operand)
     one = b.bcast(b.f32(1.0))
     # Fold the argument into [0, 0.66]: x for small ones, (x-1)/(x+1) in (0.66, 2.41], 1/x beyond.
@@ -51,7 +51,7 @@ def atan(b: MathBuilder, operand):
     return b.math("copysign", result, operand)
 
 
-def atan2(b: MathBuilder, y, x):
+def atan2(b: MathBuilder, y: ir.Value, x: ir.Value) -> ir.Value:
     angle = b.math("atan", b.div(y, x))
     zero, pi = b.bcast(b.f32(0.0)), b.bcast(b.f32(3.14159265359))
     plus_pi, minus_pi = b.add(angle, pi), b.sub(angle, pi)
@@ -69,7 +69,7 @@ def atan2(b: MathBuilder, y, x):
     return b.select(undefined, b.bcast(b.f32_bits(0x7FC00000)), result)
 
 
-def tanh(b: MathBuilder, operand):
+def tanh(b: MathBuilder, operand: ir.Value) -> ir.Value:
     low, high = b.bcast(b.f32(-7.99881172180175781)), b.bcast(b.f32(7.99881172180175781))
     x = b.clamp(operand, low, high)
     tiny_bound = b.bcast(b.f32(0.0004))
@@ -85,7 +85,7 @@ def tanh(b: MathBuilder, operand):
     return b.select(tiny, x, b.div(p, q))
 
 
-def _log(b: MathBuilder, operand, base2: bool):
+def _log(b: MathBuilder, operand: ir.Value, base2: bool) -> ir.Value:
     zero, one, neg_half = b.bcast(b.f32(0.0)), b.bcast(b.f32(1.0)), b.bcast(b.f32(-0.5))
     min_normal = b.bcast(b.f32_bits(0x00800000))
     minus_inf, plus_inf = b.bcast(b.f32_bits(0xFF800000)), b.bcast(b.f32_bits(0x7F800000))
@@ -117,15 +117,15 @@ def _log(b: MathBuilder, operand, base2: bool):
     return b.select(is_zero, minus_inf, b.select(negative, nan, b.select(is_inf, plus_inf, x)))
 
 
-def log(b: MathBuilder, operand):
+def log(b: MathBuilder, operand: ir.Value) -> ir.Value:
     return _log(b, operand, base2=False)
 
 
-def log2(b: MathBuilder, operand):
+def log2(b: MathBuilder, operand: ir.Value) -> ir.Value:
     return _log(b, operand, base2=True)
 
 
-def log1p(b: MathBuilder, x):
+def log1p(b: MathBuilder, x: ir.Value) -> ir.Value:
     # log(1+x) = x * log(u) / (u - 1) with u = 1+x, or x where u is 1 or inf.
     one = b.bcast(b.f32(1.0))
     u = b.add(x, one)
@@ -136,10 +136,10 @@ def log1p(b: MathBuilder, x):
     return b.select(b.logic("arith.ori", u_is_one, u_is_inf), x, large)
 
 
-def asin(b: MathBuilder, operand):
+def asin(b: MathBuilder, operand: ir.Value) -> ir.Value:
     element = operand.type.element_type if b.shape is not None else operand.type
 
-    def k(value):
+    def k(value: float) -> ir.Value:
         return b.bcast(b.flt(value, element))
 
     magnitude = b.abs(operand)
@@ -162,10 +162,10 @@ def asin(b: MathBuilder, operand):
     return b.math("copysign", r, operand)
 
 
-def acos(b: MathBuilder, operand):
+def acos(b: MathBuilder, operand: ir.Value) -> ir.Value:
     element = operand.type.element_type if b.shape is not None else operand.type
 
-    def k(value):
+    def k(value: float) -> ir.Value:
         return b.bcast(b.flt(value, element))
 
     negated = b.neg(operand)
@@ -191,10 +191,10 @@ ERF_Q = ((1.0, -4.635138185962547255e-01, 5.192301327279782447e-01, -1.318089722
          (1.0, -2.06069165953913769e+00, 1.62705939945477759e+00, -5.83389859211130017e-01, 8.21908939856640930e-02))
 
 
-def erf(b: MathBuilder, operand):
+def erf(b: MathBuilder, operand: ir.Value) -> ir.Value:
     element = operand.type.element_type if b.shape is not None else operand.type
 
-    def k(value):
+    def k(value: float) -> ir.Value:
         return b.bcast(b.flt(value, element))
 
     zero, one = k(0.0), k(1.0)
@@ -223,7 +223,7 @@ ERFC_P = tuple(float.fromhex(h) for h in (
     "0x1.4ffc46p-03", "-0x1.540840p-03", "-0x1.7bf616p-04", "0x1.1ba03ap-02"))
 
 
-def erfc(b: MathBuilder, x):
+def erfc(b: MathBuilder, x: ir.Value) -> ir.Value:
     element = b.f32_type
     yes = b.bcast(b.boolean(True))
     zero, one, half = (b.bcast(b.flt(v, element)) for v in (0.0, 1.0, 0.5))
@@ -254,7 +254,7 @@ def erfc(b: MathBuilder, x):
     return b.select(b.cmpf("olt", x, zero), b.sub(two, r), r)
 
 
-def exp(b: MathBuilder, x):
+def exp(b: MathBuilder, x: ir.Value) -> ir.Value:
     half, one = b.bcast(b.f32(0.5)), b.bcast(b.f32(1.0))
     log2e = b.bcast(b.f32(1.44269504088896341))
     c1, c2 = b.bcast(b.f32(-0.693359375)), b.bcast(b.f32(2.12194440e-4))
@@ -271,7 +271,7 @@ def exp(b: MathBuilder, x):
     return b.mul(z, b.exp2_i32(b.cast("arith.fptosi", b.shaped(b.i32_type), n)))
 
 
-def _clamp(b: MathBuilder, value, low: float, high: float):
+def _clamp(b: MathBuilder, value: ir.Value, low: float, high: float) -> ir.Value:
     """Clamped into [low, high] with unordered compares (NaN stays NaN)."""
     low_value = b.bcast(b.f32(low))
     value = b.select(b.cmpf("uge", value, low_value), value, low_value)
@@ -279,7 +279,7 @@ def _clamp(b: MathBuilder, value, low: float, high: float):
     return b.select(b.cmpf("ule", value, high_value), value, high_value)
 
 
-def expm1(b: MathBuilder, x):
+def expm1(b: MathBuilder, x: ir.Value) -> ir.Value:
     one, minus_one = b.bcast(b.f32(1.0)), b.bcast(b.f32(-1.0))
     u = b.math("exp", x)
     u_is_one = b.cmpf("ueq", u, one)
@@ -298,7 +298,7 @@ COS_C = (-0.5, 4.166664183139801025390625e-2, -1.388833043165504932403564453125e
          2.47562347794882953166961669921875e-5, -2.59630184018533327616751194000244140625e-7)
 
 
-def _sin_cos(b: MathBuilder, x, sine: bool):
+def _sin_cos(b: MathBuilder, x: ir.Value, sine: bool) -> ir.Value:
     two_over_pi, pi_over_two = b.bcast(b.f32(TWO_OVER_PI)), b.bcast(b.f32(PI_OVER_2))
     k = b.math("floor", b.mul(x, two_over_pi))
     y = b.sub(x, b.mul(k, pi_over_two))
@@ -320,15 +320,15 @@ def _sin_cos(b: MathBuilder, x, sine: bool):
     return b.select(negative, b.mul(minus_one, v), v)
 
 
-def sin(b: MathBuilder, x):
+def sin(b: MathBuilder, x: ir.Value) -> ir.Value:
     return _sin_cos(b, x, sine=True)
 
 
-def cos(b: MathBuilder, x):
+def cos(b: MathBuilder, x: ir.Value) -> ir.Value:
     return _sin_cos(b, x, sine=False)
 
 
-def cbrt(b: MathBuilder, operand):
+def cbrt(b: MathBuilder, operand: ir.Value) -> ir.Value:
     int_type = b.shaped(b.i32_type)
     float_type = b.shaped(b.f32_type)
     two_i, four_i, eight_i = (b.bcast(b.constant(ir.IntegerAttr.get(b.i32_type, v))) for v in (2, 4, 8))
@@ -349,7 +349,7 @@ def cbrt(b: MathBuilder, operand):
     return b.math("copysign", guess, operand)
 
 
-def rsqrt_avx2(b: MathBuilder, operand):
+def rsqrt_avx2(b: MathBuilder, operand: ir.Value) -> ir.Value:
     """rsqrt of vectors whose last dimension is a multiple of 8: AVX's estimate, one Newton step."""
     plus_inf = b.bcast(b.f32_bits(0x7F800000))
     three_halves, minus_half = b.bcast(b.f32(1.5)), b.bcast(b.f32(-0.5))
@@ -362,9 +362,9 @@ def rsqrt_avx2(b: MathBuilder, operand):
     return b.select(special, estimate, refined)
 
 
-def _per_8_lanes(b: MathBuilder, operand):
+def _per_8_lanes(b: MathBuilder, operand: ir.Value) -> ir.Value:
     """x86vector.avx.rsqrt on each vector<8xf32> of `operand` (unrolled and put back together)."""
-    shape = list(b.shape)
+    shape = list(b.shape or [])
     if shape == [8]:
         return create("x86vector.avx.rsqrt", [operand.type], [operand]).result
     expanded = shape[:-1] + ([shape[-1] // 8, 8] if shape[-1] > 8 else [8])

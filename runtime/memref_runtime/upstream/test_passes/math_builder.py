@@ -95,44 +95,44 @@ class MathBuilder:
     def bitcast(self, to: ir.Type, value: ir.Value) -> ir.Value:
         return self.cast("arith.bitcast", to, value)
 
-    def add(self, a, b):
+    def add(self, a: ir.Value, b: ir.Value) -> ir.Value:
         return self.float_op("arith.addf", a, b)
 
-    def sub(self, a, b):
+    def sub(self, a: ir.Value, b: ir.Value) -> ir.Value:
         return self.float_op("arith.subf", a, b)
 
-    def mul(self, a, b):
+    def mul(self, a: ir.Value, b: ir.Value) -> ir.Value:
         return self.float_op("arith.mulf", a, b)
 
-    def div(self, a, b):
+    def div(self, a: ir.Value, b: ir.Value) -> ir.Value:
         return self.float_op("arith.divf", a, b)
 
-    def neg(self, a):
+    def neg(self, a: ir.Value) -> ir.Value:
         return self.float_op("arith.negf", a)
 
-    def fma(self, a, b, c):
+    def fma(self, a: ir.Value, b: ir.Value, c: ir.Value) -> ir.Value:
         return self.float_op("math.fma", a, b, c)
 
-    def abs(self, a):
+    def abs(self, a: ir.Value) -> ir.Value:
         return self.float_op("math.absf", a)
 
-    def math(self, name: str, *operands):
+    def math(self, name: str, *operands: ir.Value) -> ir.Value:
         return self.float_op(f"math.{name}", *operands)
 
     # -- composites that several approximations share -------------------------------------
 
-    def min(self, value, bound):
+    def min(self, value: ir.Value, bound: ir.Value) -> ir.Value:
         """The smaller of the two, NaN if `value` is NaN."""
         return self.select(self.cmpf("ult", value, bound), value, bound)
 
-    def max(self, value, bound):
+    def max(self, value: ir.Value, bound: ir.Value) -> ir.Value:
         """The larger of the two, NaN if `value` is NaN."""
         return self.select(self.cmpf("ugt", value, bound), value, bound)
 
-    def clamp(self, value, low, high):
+    def clamp(self, value: ir.Value, low: ir.Value, high: ir.Value) -> ir.Value:
         return self.max(self.min(value, high), low)
 
-    def horner(self, x, coefficients: list):
+    def horner(self, x: ir.Value, coefficients: list) -> ir.Value:
         """c0 + x*(c1 + x*(c2 + ...)) with fmas, innermost first (coefficients lowest first)."""
         if len(coefficients) == 1:
             return coefficients[0]
@@ -141,7 +141,7 @@ class MathBuilder:
             result = self.fma(x, result, coefficient)
         return result
 
-    def frexp(self, arg, positive: bool = False):
+    def frexp(self, arg: ir.Value, positive: bool = False) -> tuple[ir.Value, ir.Value]:
         """(fraction in [0.5, 1), exponent) of f32 `arg`, both as f32."""
         i32_shaped, f32_shaped = self.shaped(self.i32_type), self.shaped(self.f32_type)
         c126 = self.f32(126.0)
@@ -157,7 +157,7 @@ class MathBuilder:
         exponent = self.sub(self.cast("arith.sitofp", f32_shaped, shifted), self.bcast(c126))
         return fraction, exponent
 
-    def exp2_i32(self, n):
+    def exp2_i32(self, n: ir.Value) -> ir.Value:
         """2^n for i32 `n`, built in the exponent bits of an f32."""
         shift = self.bcast(self.i32(23))
         bias = self.bcast(self.i32(127))

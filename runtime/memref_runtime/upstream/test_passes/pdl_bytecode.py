@@ -13,8 +13,10 @@ error that says so, rather than run differently.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from mlir import ir
-from mlir.rewrite import PDLModule, apply_patterns_and_fold_greedily
+from mlir.rewrite import PatternRewriter, PDLModule, PDLResultList, apply_patterns_and_fold_greedily
 
 NEEDS_RANGES = ("multi_entity_var_constraint", "var_creator", "op_constr_return_type_range")
 # A native constraint returns something true to fail, as the bindings' rewrite patterns do.
@@ -25,46 +27,46 @@ def _named(op, name: str) -> bool:
     return op.operation.name == name
 
 
-def single_entity_constraint(rewriter, results, values):
+def single_entity_constraint(rewriter: PatternRewriter, results: PDLResultList, values: list) -> bool:
     return SUCCEED if _named(values[0], "test.op") else FAIL
 
 
-def multi_entity_constraint(rewriter, results, values):
+def multi_entity_constraint(rewriter: PatternRewriter, results: PDLResultList, values: list) -> bool:
     return SUCCEED if _named(values[1], "test.op") else FAIL
 
 
-def op_constr_return_attr(rewriter, results, values):
+def op_constr_return_attr(rewriter: PatternRewriter, results: PDLResultList, values: list) -> bool:
     if not _named(values[0], "test.success_op"):
         return FAIL
     results.append(ir.StringAttr.get("test.success"))
     return SUCCEED
 
 
-def op_constr_return_type(rewriter, results, values):
+def op_constr_return_type(rewriter: PatternRewriter, results: PDLResultList, values: list) -> bool:
     if not _named(values[0], "test.success_op"):
         return FAIL
     results.append(ir.F32Type.get())
     return SUCCEED
 
 
-def op_multiple_returns_failure(rewriter, results, values):
+def op_multiple_returns_failure(rewriter: PatternRewriter, results: PDLResultList, values: list) -> bool:
     return FAIL
 
 
-def creator(rewriter, results, values):
+def creator(rewriter: PatternRewriter, results: PDLResultList, values: list) -> None:
     with rewriter.ip, values[0].location:
         results.append(ir.Operation.create("test.success"))
 
 
-def type_creator(rewriter, results, values):
+def type_creator(rewriter: PatternRewriter, results: PDLResultList, values: list) -> None:
     results.append(ir.F32Type.get())
 
 
-def str_creator(rewriter, results, values):
+def str_creator(rewriter: PatternRewriter, results: PDLResultList, values: list) -> None:
     results.append(ir.StringAttr.get("test.str"))
 
 
-def rewriter_function(rewriter, results, values):
+def rewriter_function(rewriter: PatternRewriter, results: PDLResultList, values: list) -> None:
     root, value = values
     with rewriter.ip, root.location:
         ir.Operation.create("test.success", operands=[value])
@@ -73,7 +75,7 @@ def rewriter_function(rewriter, results, values):
 
 CONSTRAINTS = {f.__name__: f for f in (single_entity_constraint, multi_entity_constraint, op_constr_return_attr,
                                        op_constr_return_type, op_multiple_returns_failure)}
-REWRITES = {"creator": creator, "type_creator": type_creator, "str_creator": str_creator,
+REWRITES: dict[str, Callable] = {"creator": creator, "type_creator": type_creator, "str_creator": str_creator,
             "rewriter": rewriter_function}
 
 

@@ -111,7 +111,8 @@ def write(steps: list[PassStep]) -> str:
 
 def split_options(text: str) -> list[tuple[str, str | None]]:
     """`a=1 b="x y" c={d=2} e` as [(a, 1), (b, x y), (c, {d=2}), (e, None)] (outer quotes dropped)."""
-    pairs, i = [], 0
+    pairs: list[tuple[str, str | None]] = []
+    i = 0
     while i < len(text):
         while i < len(text) and text[i] in " \t\n":
             i += 1
@@ -142,7 +143,7 @@ def split_options(text: str) -> list[tuple[str, str | None]]:
 _TRUE, _FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
 
 
-def option_value(pass_name: str, option, value: str | None):
+def option_value(pass_name: str, option, value: str | None) -> bool | int | str:
     """`value` as the option's kind (bool, unsigned int, str), or PipelineError as mlir-opt words it."""
     if option.kind is bool:
         if value is None or value.lower() in _TRUE:

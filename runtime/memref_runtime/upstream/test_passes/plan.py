@@ -12,7 +12,7 @@ import itertools
 from dataclasses import dataclass, field
 
 from . import pipeline
-from .catalog import FUNCTION, MODULE
+from .catalog import FUNCTION, MODULE, ProvidedPass
 from .command_line import Invocation, ProvidedStep
 
 
@@ -32,7 +32,7 @@ class PythonRun:
     """One provided test pass, run in Python on the ops at `anchors` (op names from the top op
     down; None matches any op)."""
 
-    test_pass: object
+    test_pass: ProvidedPass
     options: dict
     anchors: tuple
 
@@ -54,6 +54,7 @@ def _expansion(step: ProvidedStep, options: dict, groups) -> list:
     """The public pipeline of a pipeline-defined test pass, as pipeline steps under its nesting."""
     base = step.nesting or ((MODULE, next(groups)),)
     steps = []
+    assert step.test_pass.pipeline is not None
     for relative, text in step.test_pass.pipeline(options):
         name, _, rest = text.partition("{")
         nesting = base + tuple((op, next(groups)) for op in relative)

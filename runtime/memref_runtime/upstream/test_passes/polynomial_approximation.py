@@ -11,8 +11,10 @@ turn by the same driver.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from mlir import ir
-from mlir.rewrite import RewritePatternSet, apply_patterns_and_fold_greedily
+from mlir.rewrite import PatternRewriter, RewritePatternSet, apply_patterns_and_fold_greedily
 
 from . import math_approximations as approx
 from .math_builder import MathBuilder
@@ -55,10 +57,10 @@ def rsqrt_applies(op) -> bool:
     return isinstance(type_, ir.VectorType) and type_.rank > 0 and type_.shape[-1] % 8 == 0
 
 
-def pattern(name: str, approximate):
+def pattern(name: str, approximate) -> Callable:
     """The rewrite of one op name (the bindings' convention: a true return value = no match)."""
 
-    def rewrite(op, rewriter):
+    def rewrite(op, rewriter: PatternRewriter) -> bool | None:
         op = op.operation
         elem = element(op.operands[0].type)
         if name in WIDENED and widen(op, rewriter):
