@@ -191,10 +191,11 @@ class UpstreamHook:
     def provides(self, name: str) -> bool:
         """Whether memref_runtime.upstream.test_passes provides test pass `name` for this suite's
         mlir-opt: a pipeline of public passes always, a Python one with bindings of its LLVM."""
-        test_pass = PROVIDED.get(name)
-        setup = self.setup
-        return test_pass is not None and (test_pass.pipeline is not None or (
-            setup.bindings_version is not None and setup.bindings_version == setup.mlir_opt.version))
+        test_pass, setup = PROVIDED.get(name), self.setup
+        if test_pass is None or setup.mlir_opt is None:
+            return False
+        return test_pass.pipeline is not None or (
+            setup.bindings_version is not None and setup.bindings_version == setup.mlir_opt.version)
 
     def test_pass_wrapper(self, test, lacking: list) -> str | None:
         """The suite's mlir-opt with the provided test passes (the test-pass wrapper in the tests'
