@@ -168,6 +168,17 @@ def test_bad_options_and_a_silent_pass_failure_end_as_mlir_opt_ends(tmp_path):
 
 
 @needs_wheel_opt
+def test_input_that_does_not_parse_fails_with_mlir_opts_own_errors(tmp_path):
+    # A Python pass first: the bindings would parse the file; what does not parse, mlir-opt reads.
+    source = tmp_path / "broken.mlir"
+    source.write_text("func.func @f(%c: i1) {\n  cf.assert %c, \"m\"\n  return %nothing : i32\n}\n")
+    ours = wrapper(str(source), "-test-cf-assert")
+    real = subprocess.run([WHEEL_OPT, str(source)], capture_output=True, check=False)
+    assert (ours.returncode, ours.stdout) == (1, b"")
+    assert ours.stderr == real.stderr and b"use of undeclared SSA value name" in ours.stderr
+
+
+@needs_wheel_opt
 def test_stdin_and_printing_options_reach_the_last_run(tmp_path):
     text = b'func.func @f(%c: i1) {\n  cf.assert %c, "m"\n  return\n}\n'
     done = wrapper("-test-cf-assert", "--mlir-print-debuginfo", "-o", str(tmp_path / "out.mlir"), stdin=text)

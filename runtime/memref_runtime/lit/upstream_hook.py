@@ -48,6 +48,8 @@ CHECKED_TOOLS = ("mlir-opt", "mlir-runner", "mlir-translate")
 MLIR_OPT = re.compile(ToolSubst("mlir-opt").regex + "|%mlir_opt\\b")
 # mlir-opt with the test-only passes that memref-runtime provides (upstream/test_passes).
 TEST_PASS_WRAPPER = "memref_runtime.upstream.test_passes"
+# After an mlir-opt: a test-only pass or option before the command's end (|, ||, &&, ;).
+ASKS_FOR_TEST_PASS = r"(?=(?:[^|;&]|&(?!&))*?(?:(?<![\w-])--?test-|[(,]\s*test-))"
 
 
 class UpstreamHook:
@@ -174,7 +176,9 @@ class UpstreamHook:
             return None  # an mlir-opt with test passes lacks it too: not a test pass, let it fail
         wrapper = self.test_pass_wrapper(test, lacking)
         if wrapper is not None:
-            return Before(substitutions=[(MLIR_OPT.pattern, wrapper)])
+            # Only the mlir-opt commands that ask for a test pass: the others are the suite's
+            # mlir-opt as they are (the wrapper would exec it, a process later).
+            return Before(substitutions=[(f"(?:{MLIR_OPT.pattern}){ASKS_FOR_TEST_PASS}", wrapper)])
         lacking = [p for p in lacking if not self.provides(p)] or lacking
         passes = ", ".join("-" + p for p in lacking)
         what, it = ("pass", "it") if len(lacking) == 1 else ("passes", "them")

@@ -14,14 +14,14 @@ from mlir import ir
 def transform_ops(op: ir.Operation) -> list:
     """The outermost transform-dialect ops nested in `op`, in IR order."""
     found = []
-    for region in op.regions:
-        for block in region.blocks:
-            for child in block.operations:
-                child = child.operation
-                if child.name.startswith("transform."):
-                    found.append(child)
-                else:
-                    found += transform_ops(child)
+
+    def visit(nested: ir.Operation) -> ir.WalkResult:
+        if nested != op and nested.name.startswith("transform."):
+            found.append(nested)
+            return ir.WalkResult.SKIP
+        return ir.WalkResult.ADVANCE
+
+    op.walk(visit, ir.WalkOrder.PRE_ORDER)
     return found
 
 

@@ -48,11 +48,19 @@ class PythonSide:
         for diagnostic in error.error_diagnostics:
             diagnostics.report(diagnostic, self.collector)
 
-    def run(self, run, data: bytes) -> bytes | None:
+    def parse_file(self, path: str) -> ir.Module | None:
+        """The input file, parsed as mlir-opt parses it (None, and nothing reported, if it cannot:
+        then mlir-opt reads it, and says why)."""
+        try:
+            return ir.Module.parseFile(path, self.context)
+        except ir.MLIRError:
+            return None
+
+    def run(self, run, data: bytes | ir.Module) -> bytes | None:
         implementation = importlib.import_module(f".{run.test_pass.implementation}", __package__)
         with self.context, ir.Location.unknown():
             try:
-                module = ir.Module.parse(data)
+                module = data if isinstance(data, ir.Module) else ir.Module.parse(data)
                 anchors = anchored_ops(module.operation, run.anchors)
             except ir.MLIRError as e:
                 self.report_error(e)
