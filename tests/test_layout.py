@@ -158,7 +158,6 @@ def test_no_module_uses_another_modules_private_names():
     assert crossing == []
 
 
-@pytest.mark.xfail(strict=True, reason="five functions are split in the next commits (house issue, item 3)")
 def test_no_function_is_over_80_lines():
     long = []
     for module, tree in sources().items():

@@ -1,5 +1,6 @@
 """Upstream's lit conventions in a throw-away copy of the suite: substitutions that are missing
-or mistyped, test-only passes with and without a same-version mlir-opt that has them,
+or mistyped, test-only passes with and without a same-version mlir-opt that has them (and
+through memref_runtime.upstream.test_passes, which provides some),
 FILECHECK_OPTS, upstream-style lit.local.cfg files and helper folders."""
 
 from __future__ import annotations
@@ -37,6 +38,13 @@ TESTS = {
                             "# CHECK: ['100%', '{{.*}}_out', 'hello']\n",
     "test_pass.mlir": "// RUN: mlir-opt %s -test-lower-to-llvm | FileCheck %s\n"
                       "// CHECK: llvm.func @f\nfunc.func @f() { return }\n",
+    # A test pass that memref_runtime.upstream.test_passes does not provide (Debian's has it).
+    "unprovided_test_pass.mlir": "// RUN: mlir-opt %s -test-print-nesting | FileCheck %s\n"
+                                 "// CHECK: visiting op: 'func.func' with 0 operands and 0 results\n"
+                                 "func.func @f() { return }\n",
+    # One provided, one not: what is missing is the one not provided.
+    "mixed_test_passes.mlir": "// RUN: mlir-opt %s -test-cf-assert -test-print-nesting\n"
+                              "func.func @f() { return }\n",
     # Not a pass of any mlir-opt: a typo must fail, not hide as UNSUPPORTED.
     "no_such_test_pass.mlir": "// RUN: mlir-opt %s -test-no-such-pass\nfunc.func @f() { return }\n",
     # FileCheck's options from FILECHECK_OPTS: -enable-var-scope (MLIR's default) forgets X
@@ -122,9 +130,11 @@ def test_literal_percents_path_suffixes_and_untaken_branches_are_not_substitutio
 @pytest.mark.debian_llvm
 @pytest.mark.skipif(not DEBIAN_MLIR_OPT.exists(), reason="Debian's mlir-22-tools is not installed")
 def test_a_test_pass_runs_through_a_same_version_mlir_opt_that_has_it(suite):
-    out = lit(suite, "lit_tests/test_pass.mlir")
+    out = lit(suite, "lit_tests/test_pass.mlir", "lit_tests/unprovided_test_pass.mlir")
     assert result(out, "test_pass.mlir") == "PASS", out
+    assert result(out, "unprovided_test_pass.mlir") == "PASS", out
     assert f"{DEBIAN_MLIR_OPT} " in out  # the command lit ran
+    assert "memref_runtime.upstream.test_passes" not in out  # the real passes run where there are some
     # A name no mlir-opt knows is a mistake, not a missing test pass: it fails.
     out = lit(suite, "lit_tests/no_such_test_pass.mlir")
     assert result(out, "no_such_test_pass.mlir") == "FAIL"
@@ -132,18 +142,35 @@ def test_a_test_pass_runs_through_a_same_version_mlir_opt_that_has_it(suite):
 
 
 @needs_mlir_opt
-def test_without_an_mlir_opt_that_has_it_a_test_pass_is_unsupported_with_the_reason(suite):
+def test_without_an_mlir_opt_that_has_it_a_provided_test_pass_runs_through_the_wrapper(suite):
     out = lit(suite, "-D", "test_pass_mlir_opt=none", "lit_tests/test_pass.mlir")
-    assert result(out, "test_pass.mlir") == "UNSUPPORTED", out
-    reason = next(line for line in out.splitlines() if line.startswith("needs the mlir-opt"))
-    assert reason.startswith("needs the mlir-opt test-only pass -test-lower-to-llvm: the suite's mlir-opt (")
-    assert "Get one from Debian's mlir-22-tools (/usr/lib/llvm-22/bin/mlir-opt) or an LLVM build tree's bin/" in reason
-    assert "lit -D test_pass_mlir_opt=PATH" in reason
+    assert result(out, "test_pass.mlir") == "PASS", out
+    # lit -a shows which mlir-opt ran: the wrapper, with the suite's own mlir-opt.
+    command = next(line for line in out.splitlines() if line.startswith("# executed command:") and "test-lower" in line)
+    assert " -m memref_runtime.upstream.test_passes --mlir-opt=" in command
+    assert "/usr/lib/llvm-22" not in command
+
+
+@needs_mlir_opt
+def test_without_an_mlir_opt_that_has_it_a_test_pass_is_unsupported_with_the_reason(suite):
+    out = lit(suite, "-D", "test_pass_mlir_opt=none", "lit_tests/unprovided_test_pass.mlir",
+              "lit_tests/mixed_test_passes.mlir")
+    assert result(out, "unprovided_test_pass.mlir") == "UNSUPPORTED", out
+    reasons = [line for line in out.splitlines() if line.startswith("needs the mlir-opt")]
+    assert len(reasons) == 2, out
+    for reason in reasons:
+        # Only the pass the wrapper does not provide is named (-test-cf-assert is provided).
+        assert reason.startswith("needs the mlir-opt test-only pass -test-print-nesting: the suite's"
+                                 " mlir-opt ("), reason
+        assert "Get one from Debian's mlir-22-tools (/usr/lib/llvm-22/bin/mlir-opt) or an LLVM build tree's bin/" \
+               in reason
+        assert "lit -D test_pass_mlir_opt=PATH" in reason
+    assert result(out, "mixed_test_passes.mlir") == "UNSUPPORTED", out
     # An mlir-opt of the same version without test passes (the wheel's own) is no help.
     wheel_opt = next(line.split()[0] for line in lit(suite, "-a", "lit_tests/no_such_test_pass.mlir").splitlines()
                      if line.endswith("-test-no-such-pass") and "executed command" not in line)
-    out = lit(suite, "-D", f"test_pass_mlir_opt={wheel_opt}", "lit_tests/test_pass.mlir")
-    assert result(out, "test_pass.mlir") == "UNSUPPORTED", out
+    out = lit(suite, "-D", f"test_pass_mlir_opt={wheel_opt}", "lit_tests/unprovided_test_pass.mlir")
+    assert result(out, "unprovided_test_pass.mlir") == "UNSUPPORTED", out
     assert "built without MLIR's test passes" in out
 
 

@@ -1,6 +1,7 @@
 // An mlir-opt test-only pass, as upstream's Integration tests use it: -test-lower-to-llvm.
 // The wheel's mlir-opt lacks it; a same-version mlir-opt that has it runs this RUN line
-// instead (Debian's mlir-22-tools), else the test is UNSUPPORTED and says where to get one.
+// instead (Debian's mlir-22-tools), else the wheel's through memref-runtime's wrapper, which
+// runs upstream's pipeline of public passes for it (lit -a shows which ran).
 //
 // RUN: mlir-opt %s -test-lower-to-llvm \
 // RUN: | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_c_runner_utils \

@@ -9,8 +9,9 @@ For each test, before lit runs it:
 3. a RUN line that runs a tool the toolchain lacks (`mlir-opt` or `%mlir_opt` with torch-mlir)
    makes the test UNSUPPORTED (checked before 2, so that is what such a test says);
 4. a RUN line that runs an mlir-opt test-only pass the suite's mlir-opt lacks runs a
-   same-version mlir-opt that has it (Debian's mlir-NN-tools, an LLVM build), else the test
-   is UNSUPPORTED with a reason that names the pass and where to get it.
+   same-version mlir-opt that has it (Debian's mlir-NN-tools, an LLVM build), else the suite's
+   mlir-opt through memref-runtime's wrapper that provides it (upstream/test_passes), else the
+   test is UNSUPPORTED with a reason that names the pass and where to get it.
 
 Tests that lit skips anyway (REQUIRES, UNSUPPORTED, config.unsupported) are left to lit.
 """
@@ -24,6 +25,7 @@ import lit.Test
 import lit.TestRunner
 from lit.llvm.subst import ToolSubst
 
+from ..upstream.test_passes.catalog import PROVIDED
 from .test_format import Before, parsed_script
 
 # What lit itself substitutes in every test (lit.TestRunner.getDefaultSubstitutions).
@@ -44,6 +46,10 @@ TEST_OPTION = re.compile(r"(?<![\w-])--?(test-[A-Za-z0-9][\w-]*)|[(,]\s*(test-[A
 # The tools a RUN line may name bare, whose absence makes the test UNSUPPORTED.
 CHECKED_TOOLS = ("mlir-opt", "mlir-runner", "mlir-translate")
 MLIR_OPT = re.compile(ToolSubst("mlir-opt").regex + "|%mlir_opt\\b")
+# mlir-opt with the test-only passes that memref-runtime provides (upstream/test_passes).
+TEST_PASS_WRAPPER = "memref_runtime.upstream.test_passes"
+# After an mlir-opt: a test-only pass or option before the command's end (|, ||, &&, ;).
+ASKS_FOR_TEST_PASS = r"(?=(?:[^|;&]|&(?!&))*?(?:(?<![\w-])--?test-|[(,]\s*test-))"
 
 
 class UpstreamHook:
@@ -168,6 +174,12 @@ class UpstreamHook:
                 return Before(substitutions=[(MLIR_OPT.pattern, command)])
         if setup.test_pass_alternatives:
             return None  # an mlir-opt with test passes lacks it too: not a test pass, let it fail
+        wrapper = self.test_pass_wrapper(test, lacking)
+        if wrapper is not None:
+            # Only the mlir-opt commands that ask for a test pass: the others are the suite's
+            # mlir-opt as they are (the wrapper would exec it, a process later).
+            return Before(substitutions=[(f"(?:{MLIR_OPT.pattern}){ASKS_FOR_TEST_PASS}", wrapper)])
+        lacking = [p for p in lacking if not self.provides(p)] or lacking
         passes = ", ".join("-" + p for p in lacking)
         what, it = ("pass", "it") if len(lacking) == 1 else ("passes", "them")
         chosen = (f"the suite's mlir-opt ({setup.mlir_opt.path}, LLVM {setup.mlir_opt.version}) lacks {it}"
@@ -179,6 +191,25 @@ class UpstreamHook:
             f" {setup.wanted_version or '?'} with MLIR's test passes was found (tried: {tried}). Get one from"
             f" Debian's mlir-{major}-tools (/usr/lib/llvm-{major}/bin/mlir-opt) or an LLVM build tree's bin/,"
             " or name it with lit -D test_pass_mlir_opt=PATH")
+
+    def provides(self, name: str) -> bool:
+        """Whether memref_runtime.upstream.test_passes provides test pass `name` for this suite's
+        mlir-opt: a pipeline of public passes always, a Python one with bindings of its LLVM."""
+        test_pass, setup = PROVIDED.get(name), self.setup
+        if test_pass is None or setup.mlir_opt is None:
+            return False
+        return test_pass.pipeline is not None or (
+            setup.bindings_version is not None and setup.bindings_version == setup.mlir_opt.version)
+
+    def test_pass_wrapper(self, test, lacking: list) -> str | None:
+        """The suite's mlir-opt with the provided test passes (the test-pass wrapper in the tests'
+        interpreter, %PYTHON), where it provides all that `lacking` names."""
+        if self.setup.mlir_opt is None or not all(self.provides(p) for p in lacking):
+            return None
+        python = next((value for key, value in test.config.substitutions if key == "%PYTHON"), None)
+        if python is None:
+            return None
+        return f"{python} -m {TEST_PASS_WRAPPER} --mlir-opt={self.setup.mlir_opt.command(self.setup.verify_roundtrip)}"
 
     def unsupported(self, reason: str):
         return Before(result=lit.Test.Result(lit.Test.UNSUPPORTED, reason))

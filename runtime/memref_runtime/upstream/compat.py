@@ -1,8 +1,9 @@
 """Upstream MLIR's lit conventions for the suite: substitutions, features, test-only passes.
 
-Runs in lit's own interpreter (nothing here imports numpy or MLIR). `configure()` runs once per lit run: it probes the LLVM builds in use, adds upstream's
-substitutions and features to the config and returns an `UpstreamSetup`, the plain data that
-the before hook of `upstream_hook.py` reads for each test. docs/upstream-compat.md is the
+Runs in lit's own interpreter (nothing here imports numpy or MLIR). `configure()` runs once per
+lit run: it probes the LLVM builds in use, adds upstream's substitutions and features to the
+config (add_substitutions, add_features, pass_environment, find_test_passes) and returns an
+`UpstreamSetup`, the plain data that the before hook of lit/upstream_hook.py reads for each test. docs/upstream-compat.md is the
 user's view of the same tables.
 
 The spellings follow upstream's mlir/test/lit.cfg.py and the lit.local.cfg files of
@@ -137,6 +138,8 @@ class UpstreamSetup:
     # Why each candidate for test passes was not taken (shown in UNSUPPORTED reasons).
     test_pass_rejected: list = field(default_factory=list)
     wanted_version: str | None = None
+    # The LLVM version of the bindings (the Python test passes run on them).
+    bindings_version: str | None = None
     verify_roundtrip: bool = False
     # Features of the tools' LLVM (the config's) and of the bindings' LLVM, for .py tests.
     tools_features: frozenset = frozenset()
@@ -249,6 +252,98 @@ def quoted(path: str) -> str:
     return f'"{path}"' if " " in path else path
 
 
+class _Substitutions:
+    """Adds substitutions to a config that lacks them, or records why one is missing."""
+
+    def __init__(self, config, setup: UpstreamSetup):
+        self.config, self.setup = config, setup
+        self.defined = {key for key, _ in config.substitutions if isinstance(key, str)}
+
+    def add(self, key: str, value: str | None, why_missing: str) -> None:
+        if key in self.defined:
+            return
+        if value is None:
+            self.setup.missing[key] = why_missing
+        else:
+            self.config.substitutions.append((key, value))
+            self.defined.add(key)
+
+
+def _source_roots(params) -> dict:
+    """Paths into an llvm-project checkout and the host compilers, from the lit parameters."""
+    roots = {"mlir_src_root": params.get("mlir_src_root")}
+    if roots["mlir_src_root"]:
+        roots["llvm_src_root"] = os.path.join(os.path.dirname(os.path.abspath(roots["mlir_src_root"])), "llvm")
+    roots.update({k: params[k] for k in ("llvm_src_root", "host_cxx", "host_cc") if k in params})
+    return roots
+
+
+def add_substitutions(config, setup: UpstreamSetup, params, *, lib_dirs: list, library_dir: str | None,
+                      tools: dict, libraries: dict) -> None:
+    """Upstream's substitutions the suite does not define yet (RUNTIME_LIBRARIES and the tables below it)."""
+    subs = _Substitutions(config, setup)
+    where = ", ".join(lib_dirs) or "no library folder (no runner-utils library was found)"
+    for key, name in RUNTIME_LIBRARIES.items():
+        path = libraries.get(name) or find_library(name, lib_dirs)
+        subs.add(key, path and quoted(path),
+                 f"{SHLIB_PREFIX}{name}{SHLIB_EXT} was looked for in {where}; the toolchain in use does not ship it")
+    for key in LIBRARY_DIR_SUBSTITUTIONS:
+        subs.add(key, library_dir and quoted(library_dir), "no folder of MLIR runtime libraries was found")
+    for key, value in FIXED_SUBSTITUTIONS.items():
+        subs.add(key, value, "")
+    for key, tool in TOOL_SUBSTITUTIONS.items():
+        path = tools.get(tool)
+        subs.add(key, path and quoted(path), f"the toolchain in use has no {tool}")
+    setup.source_roots = _source_roots(params)
+    for key, param in PARAMETER_SUBSTITUTIONS.items():
+        subs.add(key, setup.source_roots.get(param),
+                 f"it names a path no installed toolchain knows: pass lit -D {param}=...")
+    subs.add("%PATH%", config.environment.get("PATH", ""), "")
+
+
+def add_features(config, lit_config, setup: UpstreamSetup, *, tools: dict, llvm_tools_dirs: list,
+                 bindings_tool: str | None, bindings_llvm_dirs: list) -> LLVMBuild:
+    """Features, as LLVM's lit config adds them, from the LLVM of the tools (.mlir tests and the
+    suite as a whole) and of the bindings (.py tests); returns the bindings' LLVM build."""
+    tools_build = probe_llvm_build(tools.get("mlir-opt") or tools.get("mlir-runner") or bindings_tool, llvm_tools_dirs)
+    bindings_build = probe_llvm_build(bindings_tool, bindings_llvm_dirs) if bindings_tool else tools_build
+    config.host_triple = config.target_triple = tools_build.triple
+    import lit.llvm
+
+    lit.llvm.initialize(lit_config, config)  # system-*, host=/target=, native, ...; llvm_config
+    setup.tools_features = build_features(lit_config, tools_build)
+    setup.bindings_features = build_features(lit_config, bindings_build)
+    config.available_features.update(setup.tools_features)
+    lit_config.dbg(f"upstream-compat: tools {tools_build.describe()}; bindings {bindings_build.describe()}")
+    setup.tools_build = tools_build
+    return bindings_build
+
+
+def pass_environment(config, setup: UpstreamSetup) -> None:
+    """LLVM's environment switches reach the tests; FileCheck gets MLIR's defaults; as MLIR's
+    lit.cfg.py, MLIR_OPT_CHECK_IR_ROUNDTRIP makes every mlir-opt run check that its output parses back."""
+    for variable in PASSED_ENVIRONMENT:
+        if os.environ.get(variable):
+            config.environment[variable] = os.environ[variable]
+    config.environment.setdefault(environment.FILECHECK_OPTS, MLIR_FILECHECK_OPTS)
+    setup.verify_roundtrip = environment.MLIR_OPT_CHECK_IR_ROUNDTRIP in os.environ
+    if setup.verify_roundtrip and setup.mlir_opt:
+        from lit.llvm.subst import ToolSubst
+
+        command = setup.mlir_opt.command(verify_roundtrip=True)
+        config.substitutions[:0] = [(ToolSubst("mlir-opt").regex, command), ("%mlir_opt", command)]
+
+
+def find_test_passes(config, setup: UpstreamSetup, params, bindings_build: LLVMBuild) -> None:
+    """Test-only passes: the suite's mlir-opt, else a same-version one that has them."""
+    setup.wanted_version = setup.mlir_opt.version if setup.mlir_opt else bindings_build.version
+    setup.bindings_version = bindings_build.version
+    setup.test_pass_alternatives, setup.test_pass_rejected = test_pass_alternatives(
+        setup.mlir_opt, setup.wanted_version, params.get("test_pass_mlir_opt"))
+    if (setup.mlir_opt and setup.mlir_opt.has_test_passes) or setup.test_pass_alternatives:
+        config.available_features.add("mlir-test-passes")
+
+
 def configure(config, lit_config, *, lib_dirs: list, library_dir: str | None, tools: dict,
               llvm_tools_dirs: list, bindings_tool: str | None, bindings_llvm_dirs: list,
               libraries: dict | None = None) -> UpstreamSetup:
@@ -262,71 +357,13 @@ def configure(config, lit_config, *, lib_dirs: list, library_dir: str | None, to
     """
     params = lit_config.params
     setup = UpstreamSetup(tools=dict(tools))
-    defined = {key for key, _ in config.substitutions if isinstance(key, str)}
     lib_dirs = [d for d in lib_dirs if d and os.path.isdir(d)]
-    library_dir = library_dir or next(iter(lib_dirs), None)
-
-    def add(key: str, value: str | None, why_missing: str):
-        if key in defined:
-            return
-        if value is None:
-            setup.missing[key] = why_missing
-        else:
-            config.substitutions.append((key, value))
-            defined.add(key)
-
-    where = ", ".join(lib_dirs) or "no library folder (no runner-utils library was found)"
-    for key, name in RUNTIME_LIBRARIES.items():
-        path = (libraries or {}).get(name) or find_library(name, lib_dirs)
-        add(key, path and quoted(path), f"{SHLIB_PREFIX}{name}{SHLIB_EXT} was looked for in {where}; the toolchain in use does not ship it")
-    for key in LIBRARY_DIR_SUBSTITUTIONS:
-        add(key, library_dir and quoted(library_dir), "no folder of MLIR runtime libraries was found")
-    for key, value in FIXED_SUBSTITUTIONS.items():
-        add(key, value, "")
-    for key, tool in TOOL_SUBSTITUTIONS.items():
-        path = tools.get(tool)
-        add(key, path and quoted(path), f"the toolchain in use has no {tool}")
-    source_roots = {"mlir_src_root": params.get("mlir_src_root")}
-    if source_roots["mlir_src_root"]:
-        source_roots["llvm_src_root"] = os.path.join(os.path.dirname(os.path.abspath(source_roots["mlir_src_root"])), "llvm")
-    source_roots.update({k: params[k] for k in ("llvm_src_root", "host_cxx", "host_cc") if k in params})
-    for key, param in PARAMETER_SUBSTITUTIONS.items():
-        add(key, source_roots.get(param), f"it names a path no installed toolchain knows: pass lit -D {param}=...")
-    add("%PATH%", config.environment.get("PATH", ""), "")
-
-    # Features, as LLVM's lit config adds them, from the LLVM of the tools (.mlir tests and
-    # the suite as a whole) and of the bindings (.py tests).
-    tools_build = probe_llvm_build(tools.get("mlir-opt") or tools.get("mlir-runner") or bindings_tool, llvm_tools_dirs)
-    bindings_build = probe_llvm_build(bindings_tool, bindings_llvm_dirs) if bindings_tool else tools_build
-    config.host_triple = config.target_triple = tools_build.triple
-    import lit.llvm
-
-    lit.llvm.initialize(lit_config, config)  # system-*, host=/target=, native, ...; llvm_config
-    setup.tools_features = build_features(lit_config, tools_build)
-    setup.bindings_features = build_features(lit_config, bindings_build)
-    config.available_features.update(setup.tools_features)
-    lit_config.dbg(f"upstream-compat: tools {tools_build.describe()}; bindings {bindings_build.describe()}")
-
-    # Environment switches.
-    for variable in PASSED_ENVIRONMENT:
-        if os.environ.get(variable):
-            config.environment[variable] = os.environ[variable]
-    config.environment.setdefault(environment.FILECHECK_OPTS, MLIR_FILECHECK_OPTS)
+    setup.library_dir = library_dir or next(iter(lib_dirs), None)
+    add_substitutions(config, setup, params, lib_dirs=lib_dirs, library_dir=setup.library_dir, tools=tools,
+                      libraries=libraries or {})
+    bindings_build = add_features(config, lit_config, setup, tools=tools, llvm_tools_dirs=llvm_tools_dirs,
+                                  bindings_tool=bindings_tool, bindings_llvm_dirs=bindings_llvm_dirs)
     setup.mlir_opt = probe_mlir_opt(tools.get("mlir-opt"))
-    # As MLIR's lit.cfg.py: every mlir-opt run also checks that its output parses back.
-    setup.verify_roundtrip = environment.MLIR_OPT_CHECK_IR_ROUNDTRIP in os.environ
-    if setup.verify_roundtrip and setup.mlir_opt:
-        from lit.llvm.subst import ToolSubst
-
-        command = setup.mlir_opt.command(verify_roundtrip=True)
-        config.substitutions[:0] = [(ToolSubst("mlir-opt").regex, command), ("%mlir_opt", command)]
-
-    # Test-only passes: the suite's mlir-opt, else a same-version one that has them.
-    setup.wanted_version = setup.mlir_opt.version if setup.mlir_opt else bindings_build.version
-    setup.test_pass_alternatives, setup.test_pass_rejected = test_pass_alternatives(
-        setup.mlir_opt, setup.wanted_version, params.get("test_pass_mlir_opt"))
-    if (setup.mlir_opt and setup.mlir_opt.has_test_passes) or setup.test_pass_alternatives:
-        config.available_features.add("mlir-test-passes")
-
-    setup.tools_build, setup.source_roots, setup.library_dir = tools_build, source_roots, library_dir
+    pass_environment(config, setup)
+    find_test_passes(config, setup, params, bindings_build)
     return setup
