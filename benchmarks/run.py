@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Upstream's `mlir.runtime` against memref_runtime, side by side in one process, same arrays.
 
-    python benchmarks/run.py              # the full run (under 3 minutes): the README's table
-    python benchmarks/run.py --quick      # CI: short loops, a few repeats; asserts nothing about time
-    python benchmarks/run.py --markdown   # the same tables in Markdown, to paste into the README
+    python benchmarks/run.py                   # the full run (under 3 minutes)
+    python benchmarks/run.py --quick           # CI: short loops, a few repeats; asserts nothing about time
+    python benchmarks/run.py --markdown        # the same tables in Markdown
+    python benchmarks/run.py --write-figures   # and into docs/figures/run.md, which the docs include
 
 Every figure times upstream's and our statement in alternating repeats and reports the
 median and the best per-call time of each, and their ratio (upstream / ours). A figure that
@@ -35,7 +36,8 @@ except ImportError:  # not pip-installed: use the source tree
 
 import memref_runtime.np_to_memref as ours
 import mlir.runtime as upstream
-from harness import Loop, Settings, Timing, machine, measure, microseconds, render, times, write
+from harness import (Loop, Settings, Timing, add_figures_option, measure, microseconds, render, section,
+                     times, write, write_figures, write_machine)
 
 try:
     from memref_runtime.jit import JitModule
@@ -438,6 +440,8 @@ FIGURES = [ranked_descriptors, unranked_descriptor, pointer_to_pointer, memref_t
 
 TIME_HEADERS = ["figure (per call, µs)", "upstream median", "upstream best", "ours median", "ours best",
                 "ratio median", "ratio best", "target", "met?"]
+FRAMEWORK_HEADERS = ["figure (per call, µs)", "NumPy median", "NumPy best", "other median", "other best",
+                     "ratio median", "ratio best", "target", "met?"]
 CHECK_HEADERS = ["figure", "upstream", "ours", "target", "met?"]
 
 
@@ -456,30 +460,35 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-gc", action="store_true", help="time with the garbage collector off, as timeit does")
     parser.add_argument("--memory-case", help=argparse.SUPPRESS)  # one RSS measurement, in a child
     parser.add_argument("--calls", type=int, help=argparse.SUPPRESS)
+    add_figures_option(parser)
     args = parser.parse_args(argv)
     if args.memory_case:
         write(str(rss_growth(memory_case(args.memory_case), args.calls)))
         return 0
     check_upstream_is_upstream()
+    return write_figures(args, "run", argv, lambda: report(args, argv))
+
+
+def report(args: argparse.Namespace, argv: list[str] | None) -> int:
+    """Measures every figure and prints the tables; 1 when a figure raised."""
     settings = Settings(repeat_ns=5_000_000 if args.quick else 30_000_000,
                         repeats=args.repeats or (3 if args.quick else 11), gc_enabled=not args.no_gc)
     bench = Bench(settings, args.quick)
 
     command = " ".join(["python", "benchmarks/run.py", *(argv if argv is not None else sys.argv[1:])])
-    info = machine([("upstream", str(Path(upstream.__file__).parent)),
-                    ("ours", str(Path(memref_runtime.__file__).parent)),
-                    ("command", command)])
-    for label, value in info:
-        write(f"- {label}: {value}" if args.markdown else f"{label:>14}: {value}")
-    write()
+    write_machine(args.markdown, [("upstream", str(Path(upstream.__file__).parent)),
+                                  ("ours", str(Path(memref_runtime.__file__).parent)), ("command", command)])
 
-    rows, checks, failed = [], [], False
+    # The rows of each table; the docs include each table apart (interop.md: the frameworks').
+    tables: dict[str, list] = {"upstream": [], "frameworks": [], "checks": []}
+    failed = False
     for figure in FIGURES:
         title = figure.__doc__.splitlines()[0]
         print(f"[{title}]", file=sys.stderr, flush=True)
+        rows = tables["frameworks" if figure is framework_arguments else "upstream"]
         try:
             for item in figure(bench):
-                (checks if isinstance(item, Check) else rows).append(item)
+                (tables["checks"] if isinstance(item, Check) else rows).append(item)
         except Exception as e:  # report it, run the others, exit 1 at the end
             traceback.print_exc()
             rows.append(Row(title, note=f"error: {type(e).__name__}: {str(e)[:80]}"))
@@ -487,14 +496,20 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             forget_upstream_classes()
 
-    write(f"Per-call time in µs, median and best of {settings.repeats} repeats of ~{settings.repeat_ns // 10**6} ms, "
-          f"upstream and ours interleaved, garbage collector {'on' if settings.gc_enabled else 'off'}; "
-          "ratio = upstream (or baseline) / ours.")
-    write()
-    write(render(TIME_HEADERS, [r.cells() for r in rows], args.markdown, right=lambda i: 0 < i < 7))
-    if checks:
+    per_call = (f"Per-call time in µs, median and best of {settings.repeats} repeats of "
+                f"~{settings.repeat_ns // 10**6} ms, interleaved, garbage collector "
+                f"{'on' if settings.gc_enabled else 'off'}")
+    for name, headers, preamble in (
+            ("upstream", TIME_HEADERS, f"{per_call}; ratio = upstream (or baseline) / ours."),
+            ("frameworks", FRAMEWORK_HEADERS, f"Typed calls with arrays of other frameworks against the same calls "
+                                              f"with NumPy arrays. {per_call}; ratio = NumPy / other framework.")):
+        with section(name, args.markdown):
+            write(preamble)
+            write()
+            write(render(headers, [r.cells() for r in tables[name]], args.markdown, right=lambda i: 0 < i < 7))
         write()
-        write(render(CHECK_HEADERS, [c.cells() for c in checks], args.markdown, right=lambda i: i in (1, 2)))
+    with section("checks", args.markdown):
+        write(render(CHECK_HEADERS, [c.cells() for c in tables["checks"]], args.markdown, right=lambda i: i in (1, 2)))
     return 1 if failed else 0
 
 

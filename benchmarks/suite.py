@@ -2,9 +2,10 @@
 """Where the test loop's time goes: the lit suite per test and in total, in fresh interpreters
 and in children of the pre-started Python server, and pytest serial against parallel, in one run.
 
-    python benchmarks/suite.py              # the full run (a few minutes on 2 cores)
-    python benchmarks/suite.py --quick      # CI: one repeat, pytest on two files; asserts nothing about time
-    python benchmarks/suite.py --markdown   # the same tables in Markdown, for the README
+    python benchmarks/suite.py                   # the full run (a few minutes on 2 cores)
+    python benchmarks/suite.py --quick           # CI: one repeat, pytest on two files; asserts nothing about time
+    python benchmarks/suite.py --markdown        # the same tables in Markdown
+    python benchmarks/suite.py --write-figures   # and into docs/figures/suite.md, which docs/speed.md includes
 
 Per test, its time (lit's) splits into:
   floor        interpreter start and the test's imports: the same imports timed in a bare process
@@ -37,7 +38,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import machine, render, write  # noqa: E402
+from harness import add_figures_option, render, section, write, write_figures, write_machine  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "runtime"))  # this checkout's runtime, installed or not
@@ -271,12 +272,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count(), help="lit and pytest workers (default: every core)")
     parser.add_argument("--no-pytest", action="store_true", help="skip the pytest figures")
     parser.add_argument("tests", nargs="*", default=["lit_tests"], help="lit tests (default: lit_tests)")
+    add_figures_option(parser)
     args = parser.parse_args(argv)
+    return write_figures(args, "suite", argv, lambda: report(args, argv))
+
+
+def report(args: argparse.Namespace, argv: list[str] | None) -> int:
+    """Times the routes and prints the tables; 1 when a command failed."""
     repeats = args.repeats or (1 if args.quick else 3)
     command = " ".join(["python", "benchmarks/suite.py", *(argv if argv is not None else sys.argv[1:])])
-    for label, value in machine([("command", command)]):
-        write(f"- {label}: {value}" if args.markdown else f"{label:>14}: {value}")
-    write()
+    write_machine(args.markdown, [("command", command)])
 
     failed = False
     summary = []
@@ -335,21 +340,23 @@ def main(argv: list[str] | None = None) -> int:
             jit_line = "pytest failed"
             failed = True
 
-    write(render(["figure", "before (fresh / serial)", "after (server / parallel)", "ratio", "target", "met?"],
-                 summary, args.markdown, right=lambda i: 0 < i < 4))
-    if not args.no_pytest:
+    with section("summary", args.markdown):
+        write(render(["figure", "before (fresh / serial)", "after (server / parallel)", "ratio", "target", "met?"],
+                     summary, args.markdown, right=lambda i: 0 < i < 4))
+        if not args.no_pytest:
+            write()
+            write(f"JIT reuse in pytest {' '.join(paths) or '(all)'}: {jit_line}. Differential testing "
+                  "(memref_runtime.differential.check_against) builds one JitModule for all its examples.")
         write()
-        write(f"JIT reuse in pytest {' '.join(paths) or '(all)'}: {jit_line}. Differential testing "
-              "(memref_runtime.differential.check_against) builds one JitModule for all its examples.")
-    write()
-    write(f"Load average (1 min) before / after: {load_before:.2f} / {os.getloadavg()[0]:.2f} on "
-          f"{os.cpu_count()} cores: other work on the machine slows both sides.")
-    for route, rows in tables.items():
-        write()
-        write(f"Where each test's time goes, {route} interpreters ({'python_server=1' if route == 'server' else 'python_server=0'}), "
-              "lit -j1, milliseconds:")
-        write()
-        write(attribution_table(rows, args.markdown))
+        write(f"Load average (1 min) before / after: {load_before:.2f} / {os.getloadavg()[0]:.2f} on "
+              f"{os.cpu_count()} cores: other work on the machine slows both sides.")
+    with section("attribution", args.markdown):
+        for route, rows in tables.items():
+            write()
+            server = "python_server=1" if route == "server" else "python_server=0"
+            write(f"Where each test's time goes, {route} interpreters ({server}), lit -j1, milliseconds:")
+            write()
+            write(attribution_table(rows, args.markdown))
     if FAILED_COMMANDS:
         write()
         write("Failed (timed all the same): " + "; ".join(FAILED_COMMANDS))
