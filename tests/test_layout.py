@@ -22,6 +22,7 @@ PACKAGE = REPO / "runtime" / "memref_runtime"
 MAX_LINES = 520  # "under ~500": a module past it holds two concerns
 MAX_FUNCTION_LINES = 80  # "under ~60"; past 80 a function must be split
 
+# --8<-- [start:layers] (docs/architecture.md shows this table)
 # The layers, lowest first: a module may import from its own group and from lower layers only.
 # Groups of one layer do not import each other (lit/ and pytest_plugin/ are two front ends of
 # the same machinery). The core's modules form one group; memref_runtime/__init__.py imports
@@ -36,6 +37,7 @@ LAYERS = [
     {"lit", "pytest_plugin"},           # the front ends of lit and pytest
     {"aliases_of_old_names"},           # memref_runtime.differential: an old public name
 ]
+# --8<-- [end:layers]
 GROUP_OF_MODULE = {"differential": "aliases_of_old_names"}
 RANK = {group: rank for rank, groups in enumerate(LAYERS) for group in groups}
 
