@@ -255,7 +255,10 @@ def _decide(b: _Bisection, llvm: bool) -> BisectResult:
         return _pipeline_level(b, full)
     if not llvm:
         return BisectResult("no culprit: it fails with no step of the pipeline (the default lowering alone)")
-    return _without_pipeline(b, b.cut(tuple(range(n))))
+    everything = b.cut(tuple(range(n)))
+    if not isinstance(everything, Cut):  # the whole pipeline runs, or `prefix` above would have said so
+        return BisectResult(f"no culprit: the whole pipeline does not lower the module: {everything}")
+    return _without_pipeline(b, everything)
 
 
 def bisect_pipeline(module, pipeline: str, check, *, opt_level: int | None = None, python_passes: dict | None = None,
@@ -288,6 +291,7 @@ def _set_up_typed_call(b: _Bisection) -> None:
     from .typed_call import draw_failing_inputs
 
     runner = b.checker.typed_call
+    assert runner is not None  # called for an Against check only
     runner.set_signature(signature_of(b.source, runner.against.function))
     inputs = runner.against.inputs
     whole = b.cut(tuple(range(len(b.steps))))
@@ -299,4 +303,4 @@ def _set_up_typed_call(b: _Bisection) -> None:
             raise ValueError(f"Against({runner.against.function!r}) without inputs: check_against found no failing "
                              f"example to bisect with ({why})")
         inputs = ended.value
-    runner.set_probes([list(inputs)])
+    runner.set_probes([list(inputs or ())])

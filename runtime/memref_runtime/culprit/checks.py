@@ -28,7 +28,7 @@ import subprocess
 import tempfile
 import time
 from collections import Counter
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..settings import OPT_LEVEL_ENV
 from .isolation import run_forked
@@ -116,6 +116,7 @@ class Checker:
         return PASSED
 
     def _run_command(self, text: str, opt_level: int) -> Outcome:
+        assert self.command is not None  # run() calls this for a command check only
         fd, path = tempfile.mkstemp(prefix="memref_culprit_", suffix=".mlir")
         try:
             with os.fdopen(fd, "w") as f:

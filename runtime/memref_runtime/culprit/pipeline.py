@@ -10,7 +10,8 @@ each work on one op (a function) at a time, so their order per op is all that ma
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 from ..bindings import bindings
 from ..jit.lowering import default_pipeline, lower_printed

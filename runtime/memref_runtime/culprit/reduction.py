@@ -224,6 +224,7 @@ def _set_up_typed_call(checker: Checker, text: str, pipeline, level: int, timeou
     from .typed_call import draw_failing_inputs
 
     runner = checker.typed_call
+    assert runner is not None  # called for an Against check only
     runner.set_signature(signature_of(text, runner.against.function))
     inputs = runner.against.inputs
     if inputs is None:

@@ -11,8 +11,9 @@ the inputs cannot be replaced by the constant it happens to be on one input.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Any
 
 from .outcome import Outcome, exception_outcome, first_line
 
@@ -33,7 +34,7 @@ class Against:
     inputs: Sequence | None = None
     rtol: float | None = None
     atol: float | None = None
-    runner: "TypedCall" = field(init=False, repr=False)
+    runner: TypedCall = field(init=False, repr=False)
 
     def __post_init__(self):
         if not isinstance(self.function, str) or not callable(self.reference):
@@ -61,7 +62,7 @@ class TypedCall:
 
     def __init__(self, against: Against):
         self.against = against
-        self.signature = None  # the FunctionSignature of the function, read from the first module
+        self.signature: Any = None  # the FunctionSignature of the function, read from the first module
         self.probes: list[list] = []
         self.expected: list[dict] = []
         self.tracked: frozenset | None = None  # the output labels compared; None: all
@@ -143,7 +144,8 @@ class TypedCall:
     def outcome(self, jit) -> Outcome:
         """Failing when a compared output differs on a probe; the key holds which outputs differ on
         each probe and the values of every compared output."""
-        key, reports = [], []
+        key: list = []
+        reports: list[str] = []
         for probe, expected in zip(self.probes, self.expected):
             got = self.observe(jit, probe)
             wrong = self.mismatches(got, expected)

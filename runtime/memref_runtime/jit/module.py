@@ -114,7 +114,7 @@ class JitFunction:
 
     __slots__ = ("_jit", "signature", "__weakref__")
 
-    def __init__(self, jit: "JitModule", signature: FunctionSignature):
+    def __init__(self, jit: JitModule, signature: FunctionSignature):
         self._jit, self.signature = jit, signature
 
     @property

@@ -138,7 +138,8 @@ def _call_reference(reference, framework: str, plans: list[ArgumentPlan], expect
             copied.append(False)
         given.append(value)
     outputs = [p.index for p in plans if p.output] if framework == "jax" else []
-    returned = _as_results(reference(*given), count + len(outputs), ("the reference" if framework == "numpy" else f"the {framework} reference") + (
+    who = "the reference" if framework == "numpy" else f"the {framework} reference"
+    returned = _as_results(reference(*given), count + len(outputs), who + (
         f" (JAX arrays are immutable: it returns its {count} results, then the new values of the "
         f"arguments it writes, {outputs})" if outputs else ""))
     returned = [as_ndarray(r, "the reference's result") if is_array_like(r) else r for r in returned]
