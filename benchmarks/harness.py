@@ -218,5 +218,6 @@ def write_figures(args: argparse.Namespace, script: str, argv: Sequence[str] | N
     header = figures_header(command, getattr(args, "quick", False), datetime.datetime.now(datetime.timezone.utc))
     FIGURES.mkdir(parents=True, exist_ok=True)
     target.write_text("\n".join([header, "", *lines]).rstrip("\n") + "\n", encoding="utf-8")
-    print(f"{script}: wrote {target.relative_to(ROOT)}", file=sys.stderr)
+    shown = target.relative_to(ROOT) if target.is_relative_to(ROOT) else target
+    print(f"{script}: wrote {shown}", file=sys.stderr)
     return status
