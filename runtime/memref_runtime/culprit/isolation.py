@@ -112,4 +112,3 @@ def run_forked(job: Callable[[], Any], timeout: float) -> Ended:
     if os.WIFSIGNALED(status):
         return Ended("crash", None, f"killed by {_signal_name(os.WTERMSIG(status))}", output)
     return Ended("crash", None, f"exited with status {os.waitstatus_to_exitcode(status)} before answering", output)
-

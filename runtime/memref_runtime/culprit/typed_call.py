@@ -38,8 +38,10 @@ class Against:
 
     def __post_init__(self):
         if not isinstance(self.function, str) or not callable(self.reference):
-            raise TypeError(f"Against(function, reference): expected a function name and a callable, got "
-                            f"{type(self.function).__name__} and {type(self.reference).__name__}")
+            raise TypeError(
+                f"Against(function, reference): expected a function name and a callable, got "
+                f"{type(self.function).__name__} and {type(self.reference).__name__}"
+            )
         self.runner = TypedCall(self)
 
 
@@ -78,11 +80,15 @@ class TypedCall:
         self.signature = signature
         given = self.against.inputs
         if given is not None and len(given) != len(signature.inputs):
-            raise ValueError(f"Against({self.against.function!r}).inputs: {signature} takes "
-                             f"{len(signature.inputs)} arguments, got {len(given)}")
+            raise ValueError(
+                f"Against({self.against.function!r}).inputs: {signature} takes "
+                f"{len(signature.inputs)} arguments, got {len(given)}"
+            )
         if given is not None:  # a 0-d array for a scalar parameter (as .npz files keep them): the scalar
-            self.against.inputs = [a[()] if isinstance(a, np.ndarray) and a.ndim == 0 and
-                                   not isinstance(spec, MemRefSpec) else a for a, spec in zip(given, signature.inputs)]
+            self.against.inputs = [
+                a[()] if isinstance(a, np.ndarray) and a.ndim == 0 and not isinstance(spec, MemRefSpec) else a
+                for a, spec in zip(given, signature.inputs)
+            ]
 
     def memref_positions(self) -> list[int]:
         from ..jit.signatures import MemRefSpec
@@ -135,8 +141,9 @@ class TypedCall:
             have = got[label]
             if label.startswith("result") and want.dtype != np.asarray(have).dtype:
                 want = want.astype(np.asarray(have).dtype)  # a reference may compute in another precision
-            report = compare(f"{label} of @{self.against.function}", have, want,
-                             rtol=self.against.rtol, atol=self.against.atol)
+            report = compare(
+                f"{label} of @{self.against.function}", have, want, rtol=self.against.rtol, atol=self.against.atol
+            )
             if report:
                 found[label] = report
         return found
@@ -164,8 +171,9 @@ class TypedCall:
             return exception_outcome(e)
 
 
-def draw_failing_inputs(source: str, lowered: str | None, opt_level: int, against: Against,
-                        pipeline: str | None = None) -> list | Outcome:
+def draw_failing_inputs(
+    source: str, lowered: str | None, opt_level: int, against: Against, pipeline: str | None = None
+) -> list | Outcome:
     """check_against's minimised failing example for `against`'s function on `source` (lowered by
     `pipeline`, or given `lowered`), to run in a child; the Outcome when it found none."""
     from ..jit.module import JitModule

@@ -110,9 +110,15 @@ def prestart(python: str, environment: dict) -> None:
     import subprocess
 
     try:
-        _prestarted.append(subprocess.Popen(
-            [python, "-I", "-S", CLIENT, "-c", "pass"], env=dict(environment), stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        _prestarted.append(
+            subprocess.Popen(
+                [python, "-I", "-S", CLIENT, "-c", "pass"],
+                env=dict(environment),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )
     except OSError:
         return  # the first test starts it
     if len(_prestarted) == 1:

@@ -189,8 +189,12 @@ def llvm_config_features(lit_config, triple: str) -> frozenset:
     """The features lit's LLVMConfig derives from a host/target triple (system-*, target=...)."""
     from lit.llvm.config import LLVMConfig
 
-    scratch = SimpleNamespace(available_features=set(), environment={"PATH": os.environ.get("PATH", "")},
-                              host_triple=triple, target_triple=triple)
+    scratch = SimpleNamespace(
+        available_features=set(),
+        environment={"PATH": os.environ.get("PATH", "")},
+        host_triple=triple,
+        target_triple=triple,
+    )
     LLVMConfig(lit_config, scratch)
     return frozenset(scratch.available_features)
 
@@ -278,15 +282,19 @@ def _source_roots(params) -> dict:
     return roots
 
 
-def add_substitutions(config, setup: UpstreamSetup, params, *, lib_dirs: list, library_dir: str | None,
-                      tools: dict, libraries: dict) -> None:
+def add_substitutions(
+    config, setup: UpstreamSetup, params, *, lib_dirs: list, library_dir: str | None, tools: dict, libraries: dict
+) -> None:
     """Upstream's substitutions the suite does not define yet (RUNTIME_LIBRARIES and the tables below it)."""
     subs = _Substitutions(config, setup)
     where = ", ".join(lib_dirs) or "no library folder (no runner-utils library was found)"
     for key, name in RUNTIME_LIBRARIES.items():
         path = libraries.get(name) or find_library(name, lib_dirs)
-        subs.add(key, path and quoted(path),
-                 f"{SHLIB_PREFIX}{name}{SHLIB_EXT} was looked for in {where}; the toolchain in use does not ship it")
+        subs.add(
+            key,
+            path and quoted(path),
+            f"{SHLIB_PREFIX}{name}{SHLIB_EXT} was looked for in {where}; the toolchain in use does not ship it",
+        )
     for key in LIBRARY_DIR_SUBSTITUTIONS:
         subs.add(key, library_dir and quoted(library_dir), "no folder of MLIR runtime libraries was found")
     for key, value in FIXED_SUBSTITUTIONS.items():
@@ -296,13 +304,22 @@ def add_substitutions(config, setup: UpstreamSetup, params, *, lib_dirs: list, l
         subs.add(key, path and quoted(path), f"the toolchain in use has no {tool}")
     setup.source_roots = _source_roots(params)
     for key, param in PARAMETER_SUBSTITUTIONS.items():
-        subs.add(key, setup.source_roots.get(param),
-                 f"it names a path no installed toolchain knows: pass lit -D {param}=...")
+        subs.add(
+            key, setup.source_roots.get(param), f"it names a path no installed toolchain knows: pass lit -D {param}=..."
+        )
     subs.add("%PATH%", config.environment.get("PATH", ""), "")
 
 
-def add_features(config, lit_config, setup: UpstreamSetup, *, tools: dict, llvm_tools_dirs: list,
-                 bindings_tool: str | None, bindings_llvm_dirs: list) -> LLVMBuild:
+def add_features(
+    config,
+    lit_config,
+    setup: UpstreamSetup,
+    *,
+    tools: dict,
+    llvm_tools_dirs: list,
+    bindings_tool: str | None,
+    bindings_llvm_dirs: list,
+) -> LLVMBuild:
     """Features, as LLVM's lit config adds them, from the LLVM of the tools (.mlir tests and the
     suite as a whole) and of the bindings (.py tests); returns the bindings' LLVM build."""
     tools_build = probe_llvm_build(tools.get("mlir-opt") or tools.get("mlir-runner") or bindings_tool, llvm_tools_dirs)
@@ -339,14 +356,24 @@ def find_test_passes(config, setup: UpstreamSetup, params, bindings_build: LLVMB
     setup.wanted_version = setup.mlir_opt.version if setup.mlir_opt else bindings_build.version
     setup.bindings_version = bindings_build.version
     setup.test_pass_alternatives, setup.test_pass_rejected = test_pass_alternatives(
-        setup.mlir_opt, setup.wanted_version, params.get("test_pass_mlir_opt"))
+        setup.mlir_opt, setup.wanted_version, params.get("test_pass_mlir_opt")
+    )
     if (setup.mlir_opt and setup.mlir_opt.has_test_passes) or setup.test_pass_alternatives:
         config.available_features.add("mlir-test-passes")
 
 
-def configure(config, lit_config, *, lib_dirs: list, library_dir: str | None, tools: dict,
-              llvm_tools_dirs: list, bindings_tool: str | None, bindings_llvm_dirs: list,
-              libraries: dict | None = None) -> UpstreamSetup:
+def configure(
+    config,
+    lit_config,
+    *,
+    lib_dirs: list,
+    library_dir: str | None,
+    tools: dict,
+    llvm_tools_dirs: list,
+    bindings_tool: str | None,
+    bindings_llvm_dirs: list,
+    libraries: dict | None = None,
+) -> UpstreamSetup:
     """Add upstream's substitutions and features to `config`; return what the before hook needs.
 
     `lib_dirs`: where runtime libraries are looked for, first hit wins; `library_dir`: the
@@ -359,10 +386,18 @@ def configure(config, lit_config, *, lib_dirs: list, library_dir: str | None, to
     setup = UpstreamSetup(tools=dict(tools))
     lib_dirs = [d for d in lib_dirs if d and os.path.isdir(d)]
     setup.library_dir = library_dir or next(iter(lib_dirs), None)
-    add_substitutions(config, setup, params, lib_dirs=lib_dirs, library_dir=setup.library_dir, tools=tools,
-                      libraries=libraries or {})
-    bindings_build = add_features(config, lit_config, setup, tools=tools, llvm_tools_dirs=llvm_tools_dirs,
-                                  bindings_tool=bindings_tool, bindings_llvm_dirs=bindings_llvm_dirs)
+    add_substitutions(
+        config, setup, params, lib_dirs=lib_dirs, library_dir=setup.library_dir, tools=tools, libraries=libraries or {}
+    )
+    bindings_build = add_features(
+        config,
+        lit_config,
+        setup,
+        tools=tools,
+        llvm_tools_dirs=llvm_tools_dirs,
+        bindings_tool=bindings_tool,
+        bindings_llvm_dirs=bindings_llvm_dirs,
+    )
     setup.mlir_opt = probe_mlir_opt(tools.get("mlir-opt"))
     pass_environment(config, setup)
     find_test_passes(config, setup, params, bindings_build)

@@ -65,16 +65,24 @@ def lower_to_llvm(options: dict) -> list:
 
 
 PASSES = (
-    ProvidedPass("test-lower-to-llvm", MODULE, (Option("reassociate-fp-reductions", bool, False),),
-             pipeline=lower_to_llvm),
+    ProvidedPass(
+        "test-lower-to-llvm", MODULE, (Option("reassociate-fp-reductions", bool, False),), pipeline=lower_to_llvm
+    ),
     ProvidedPass("test-transform-dialect-erase-schedule", MODULE, implementation="erase_schedule"),
-    ProvidedPass("test-arith-emulate-wide-int", FUNCTION,
-             (Option("function-prefix", str, "emulate_"), Option("widest-int-supported", int, 32)),
-             implementation="wide_int"),
+    ProvidedPass(
+        "test-arith-emulate-wide-int",
+        FUNCTION,
+        (Option("function-prefix", str, "emulate_"), Option("widest-int-supported", int, 32)),
+        implementation="wide_int",
+    ),
     ProvidedPass("test-cf-assert", MODULE, implementation="cf_assert"),
     ProvidedPass("test-pdl-bytecode-pass", MODULE, implementation="pdl_bytecode"),
     ProvidedPass("test-vector-scan-lowering", FUNCTION, implementation="vector_scan"),
-    ProvidedPass("test-math-polynomial-approximation", ANY, (Option("enable-avx2", bool, False),),
-             implementation="polynomial_approximation"),
+    ProvidedPass(
+        "test-math-polynomial-approximation",
+        ANY,
+        (Option("enable-avx2", bool, False),),
+        implementation="polynomial_approximation",
+    ),
 )
 PROVIDED = {p.name: p for p in PASSES}
