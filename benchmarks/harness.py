@@ -45,8 +45,9 @@ class Loop:
         if gc_enabled:
             setup.append("import gc; gc.enable()")
         self.stmt = stmt
-        self._timer = timeit.Timer(stmt, "\n".join(setup) or "pass", timer=time.perf_counter_ns,
-                                   globals={"_names_": names})
+        self._timer = timeit.Timer(
+            stmt, "\n".join(setup) or "pass", timer=time.perf_counter_ns, globals={"_names_": names}
+        )
 
     def run(self, number: int) -> int:
         """Nanoseconds for `number` executions of the statement."""
@@ -81,7 +82,7 @@ class Timing:
     best: float
 
     @classmethod
-    def of(cls, samples: Sequence[float]) -> "Timing":
+    def of(cls, samples: Sequence[float]) -> Timing:
         return cls(statistics.median(samples), min(samples))
 
 
@@ -134,8 +135,12 @@ def write_machine(markdown: bool, extra: Sequence[tuple[str, str]] = ()) -> None
     write()
 
 
-def render(headers: Sequence[str], rows: Sequence[Sequence[str]], markdown: bool,
-           right: Callable[[int], bool] = lambda column: column > 0) -> str:
+def render(
+    headers: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    markdown: bool,
+    right: Callable[[int], bool] = lambda column: column > 0,
+) -> str:
     """A table as Markdown or as aligned plain text; `right(i)` right-aligns column i."""
     if markdown:  # `memref<?xf32>` would read as an HTML tag
         rows = [[c.replace("<", "\\<") for c in r] for r in rows]
@@ -144,8 +149,7 @@ def render(headers: Sequence[str], rows: Sequence[Sequence[str]], markdown: bool
     widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers))]
 
     def line(cells):
-        return "  ".join(c.rjust(w) if right(i) else c.ljust(w)
-                         for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+        return "  ".join(c.rjust(w) if right(i) else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
 
     return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, rows)])
 
@@ -185,20 +189,24 @@ def section(name: str, markdown: bool) -> Iterator[None]:
 
 def add_figures_option(parser: argparse.ArgumentParser) -> None:
     """--write-figures: the script's --markdown output also goes to docs/figures/<script>.md."""
-    parser.add_argument("--write-figures", action="store_true",
-                        help="also write the tables, in Markdown, into docs/figures/<script>.md, which the docs "
-                             "include (implies --markdown; written only when the run succeeds)")
+    parser.add_argument(
+        "--write-figures",
+        action="store_true",
+        help="also write the tables, in Markdown, into docs/figures/<script>.md, which the docs "
+        "include (implies --markdown; written only when the run succeeds)",
+    )
 
 
 def figures_header(command: str, quick: bool, when: datetime.datetime) -> str:
     """The first line of a figures file: which command wrote it, and when."""
     kind = "a quick run (`--quick`: short loops, fewer repeats)" if quick else "a full run"
-    return (f"*Written by `{command}` on {when:%Y-%m-%d %H:%M} UTC, {kind}. A generated file: "
-            "run the command again instead of editing it.*")
+    return (
+        f"*Written by `{command}` on {when:%Y-%m-%d %H:%M} UTC, {kind}. A generated file: "
+        "run the command again instead of editing it.*"
+    )
 
 
-def write_figures(args: argparse.Namespace, script: str, argv: Sequence[str] | None,
-                  run: Callable[[], int]) -> int:
+def write_figures(args: argparse.Namespace, script: str, argv: Sequence[str] | None, run: Callable[[], int]) -> int:
     """Runs `run` (which prints with write()); with --write-figures, in Markdown, and writes what it
     printed to docs/figures/<script>.md when it returned 0. Returns its exit status."""
     global _recorded

@@ -148,14 +148,28 @@ def report(args: argparse.Namespace) -> int:
         (true_counts, true_s), (false_counts, false_s) = verdicts["true 3x"], verdicts["false 2x"]
         lit_passed = sum(1 for _, failed, _ in runs if failed == 0)
         lit_text = f"{lit_passed} of {len(runs)}" + (f" ({max(s for *_, s in runs):.0f} s max)" if runs else "")
-        rows.append([condition, f"{load:.1f}", describe(true_counts, "passed") + f" ({true_s:.1f} s max)",
-                     describe(false_counts, "measured false") + f" ({false_s:.1f} s max)", lit_text])
+        rows.append(
+            [
+                condition,
+                f"{load:.1f}",
+                describe(true_counts, "passed") + f" ({true_s:.1f} s max)",
+                describe(false_counts, "measured false") + f" ({false_s:.1f} s max)",
+                lit_text,
+            ]
+        )
         right &= true_counts.get("passed", 0) == claims and not false_counts.get("passed") and lit_passed == len(runs)
-    write(render(["condition", "load", "true 3x claim", "false 2x claim", "lit suite runs passed"], rows,
-                 args.markdown, right=lambda i: i == 1))
+    write(
+        render(
+            ["condition", "load", "true 3x claim", "false 2x claim", "lit suite runs passed"],
+            rows,
+            args.markdown,
+            right=lambda i: i == 1,
+        )
+    )
     write()
     write("every verdict right" if right else "SOME VERDICTS WRONG")
     return 0 if right else 1
+
 
 if __name__ == "__main__":
     sys.exit(main())
