@@ -10,13 +10,33 @@ from typing import Any
 import griffe
 
 INDENTED = re.compile(r"^( {2,})\S")
+# A row of a table at the margin: one name, then 2 spaces or more (or a module's or folder's
+# name and one space), then what it is (`signatures.py    func.func types -> ...`). ruff format
+# takes a docstring's common indentation off, so a docstring that is only such a table has its
+# rows at the margin.
+ROW = re.compile(r"^(?:[^\s`|*#-][^ ]* {2,}\S|[\w./-]+(?:\.py|/) +\S)")
+
+
+def table_end(lines: list[str], i: int) -> int:
+    """The end of the run of margin rows (and their indented continuations) from line i, or i
+    when fewer than two rows start there."""
+    j, rows = i, 0
+    while j < len(lines) and (ROW.match(lines[j]) or (j > i and INDENTED.match(lines[j]))):
+        rows += bool(ROW.match(lines[j]))
+        j += 1
+    return j if rows >= 2 else i
 
 
 def fenced(text: str) -> str:
-    """`text` with each run of indented lines (2 spaces or more) in a ```text fence."""
+    """`text` with each run of indented lines (2 spaces or more), and each table of rows at the
+    margin, in a ```text fence."""
     lines, out, i = text.splitlines(), [], 0
     while i < len(lines):
-        j = i
+        j = table_end(lines, i)
+        if j > i:
+            out += ([] if i == 0 or not lines[i - 1].strip() else [""]) + ["```text", *lines[i:j], "```", ""]
+            i = j
+            continue
         while j < len(lines) and INDENTED.match(lines[j]):
             j += 1
         after_blank = i == 0 or not lines[i - 1].strip()
