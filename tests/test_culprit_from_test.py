@@ -178,6 +178,7 @@ def py_run(suite):
     return memref_reduce(suite, "lit_tests/vsum.py", "-o", str(suite / "reduced.mlir"))
 
 
+@pytest.mark.harness  # memref-reduce, memref-bisect, lit or pytest in a subprocess
 @needs_wheel_tools  # LLVM's FileCheck's messages and the wheels' mlir-opt
 def test_a_py_test_names_the_planted_pass(py_run):
     assert py_run.returncode == 0, py_run.stdout + py_run.stderr
@@ -195,6 +196,7 @@ def test_a_py_test_names_the_planted_pass(py_run):
     assert re.search(r"decided by \d+ check runs", out)
 
 
+@pytest.mark.harness  # memref-reduce, memref-bisect, lit or pytest in a subprocess
 def test_a_py_test_is_reduced_and_its_regression_test_fails_the_same_way(suite, py_run):
     out = py_run.stdout
     found = re.search(r"^reduced: 18 -> (\d+) ops", out, re.M)
@@ -218,6 +220,7 @@ def mlir_run(suite):
     return memref_reduce(suite, "lit_tests/vsum_runner.mlir")
 
 
+@pytest.mark.harness  # memref-reduce, memref-bisect, lit or pytest in a subprocess
 @needs_wheel_tools  # LLVM's FileCheck's messages and the wheels' mlir-opt
 def test_a_mlir_test_names_the_planted_flag(mlir_run):
     assert mlir_run.returncode == 0, mlir_run.stdout + mlir_run.stderr
@@ -231,6 +234,7 @@ def test_a_mlir_test_names_the_planted_flag(mlir_run):
     assert re.search(rf"^culprit: {re.escape(REASSOCIATE)}$", out, re.M), out
 
 
+@pytest.mark.harness  # memref-reduce, memref-bisect, lit or pytest in a subprocess
 @needs_wheel_tools  # LLVM's FileCheck's messages and the wheels' mlir-opt
 def test_a_mlir_test_is_reduced_to_what_its_failing_check_needs(suite, mlir_run):
     out = mlir_run.stdout
@@ -252,6 +256,7 @@ def test_a_mlir_test_is_reduced_to_what_its_failing_check_needs(suite, mlir_run)
         ("no_jit.py", "memref-reduce: the test made no JitModule that memref-reduce could see"),
     ],
 )
+@pytest.mark.harness  # memref-reduce, memref-bisect, lit or pytest in a subprocess
 def test_what_memref_reduce_says_when_it_cannot(suite, test, said):
     done = memref_reduce(suite, f"lit_tests/{test}")
     assert done.returncode == 1
@@ -278,6 +283,7 @@ def test_twice(jit):
 '''
 
 
+@pytest.mark.harness  # memref-reduce, memref-bisect, lit or pytest in a subprocess
 @pytest.mark.parametrize("isolate", [False, True], ids=["in-process", "isolated"])
 def test_pytest_mlir_reduce_names_the_pass_and_writes_a_regression_test(tmp_path, isolate):
     project = make_pytest_project(tmp_path / "project", {"test_sums.py": PYTEST_TEST})
@@ -318,6 +324,7 @@ def reference(a, b, c, o0, o1, o2):
 """
 
 
+@pytest.mark.harness  # memref-reduce, memref-bisect, lit or pytest in a subprocess
 def test_a_check_against_failure_prints_the_memref_reduce_command_that_reduces_it(tmp_path):
     (tmp_path / "kernel_reference.py").write_text(REFERENCE)
     (tmp_path / "check.py").write_text(CHECK_AGAINST)

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 from support.providers import needs_wheel_tools
 
 from memref_runtime import JitModule
@@ -95,6 +96,7 @@ def test_no_culprit_when_it_fails_at_O0_too():
 CHECK_SCRIPT = """\
 import sys
 import numpy as np
+import pytest
 from memref_runtime import JitModule
 
 source, candidate = sys.argv[1:]
@@ -105,6 +107,7 @@ sys.exit(0 if jit.sum(x) == 320.0 else 1)
 """
 
 
+@pytest.mark.harness  # memref-reduce, memref-bisect, lit or pytest in a subprocess
 def test_memref_bisect_names_it_and_writes_the_llvm_ir(tmp_path):
     script = tmp_path / "check_sum.py"
     script.write_text(CHECK_SCRIPT)

@@ -67,6 +67,7 @@ def pytest_passes(path: Path) -> bool:
     return done.returncode == 0
 
 
+@pytest.mark.harness  # memref-reduce, memref-bisect, lit or pytest in a subprocess
 def test_the_planted_subf_reduces_to_ten_ops_and_a_lit_test_that_fails_until_it_is_fixed(suite):
     written = suite / "kernel_argument4.py"
     result = reduce(PLANTED, Against("kernel", reference), write_test=str(written))
@@ -90,6 +91,7 @@ def test_the_planted_subf_reduces_to_ten_ops_and_a_lit_test_that_fails_until_it_
     assert lit_passes(written)
 
 
+@pytest.mark.harness  # memref-reduce, memref-bisect, lit or pytest in a subprocess
 def test_inputs_shrink_and_a_pytest_test_is_written(suite):
     inputs = kernel_inputs(7)
     written = suite / "test_kernel_regression.py"
@@ -112,6 +114,7 @@ exit 0
 """
 
 
+@pytest.mark.harness  # memref-reduce, memref-bisect, lit or pytest in a subprocess
 @needs_wheel_tools
 def test_memref_reduce_with_a_script_as_mlir_reduce_calls_it(tmp_path):
     from memref_runtime.culprit.tools import tool
