@@ -89,3 +89,11 @@ def test_the_workflow_runs_every_route_of_ci_run_from_its_list():
 def test_an_unknown_route_is_refused_by_name():
     out = subprocess.run([str(REPO / ".ci" / "run"), "no-such-route"], capture_output=True, text=True)
     assert out.returncode == 2 and "no route named 'no-such-route': .ci/run --list names them" in out.stderr
+
+
+def test_the_readme_route_runs_the_readmes_two_commands_word_for_word():
+    readme = (REPO / "README.md").read_text()
+    block = readme.split("## The two commands", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+    ci_run = (REPO / ".ci" / "run").read_text()
+    body = ci_run.split("readme_commands() {\n", 1)[1].split("\n}\n", 1)[0]
+    assert [line.strip() for line in body.splitlines()] == block.strip().splitlines()
