@@ -55,6 +55,7 @@ def main(bindings: str) -> None:
 
     found = {
         "machine": platform.machine(), "scripts_dir": sysconfig.get_path("scripts"),
+        "python_version": list(sys.version_info[:2]),
         "bindings_dirs": package_dirs(bindings), "llvm_dirs": package_dirs("llvm"),
         "has_ml_dtypes": has("ml_dtypes"), "has_filecheck": has("filecheck"),
         # The array frameworks a test may hand to JIT code (found, not imported: torch takes seconds).
