@@ -15,5 +15,5 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "runtime"))
 import memref_runtime.lit  # noqa: E402
 
-memref_runtime.lit.configure(config, lit_config, name="memref-runtime", test_dirs=["lit_tests"],
-                             mlir_inputs="mlir_inputs")
+SUITE = dict(name="memref-runtime", test_dirs=["lit_tests"], mlir_inputs="mlir_inputs")
+memref_runtime.lit.configure(config, lit_config, **SUITE)

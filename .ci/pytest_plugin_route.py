@@ -86,6 +86,7 @@ PROJECT = textwrap.dedent('''
         KEPT.append(Context())
 ''')
 
+
 def check(condition: bool, what: str, output: str) -> None:
     """Prints the check; at a mismatch, pytest's output too, and exits with status 1."""
     print(("ok:     " if condition else "FAILED: ") + what, flush=True)
@@ -97,8 +98,14 @@ def check(condition: bool, what: str, output: str) -> None:
 def run(python: str, project: Path, *args: str) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "MEMREF_RUNTIME_"))}
     env.pop("PYTHONPATH", None)  # the installed package, nothing from the checkout
-    done = subprocess.run([python, "-m", "pytest", "-p", "no:cacheprovider", "-rA", *args], cwd=project,
-                          capture_output=True, text=True, timeout=300, env=env)
+    done = subprocess.run(
+        [python, "-m", "pytest", "-p", "no:cacheprovider", "-rA", *args],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     print(f"$ pytest {' '.join(args)}: exit status {done.returncode}", flush=True)
     return done.stdout + done.stderr
 
@@ -109,23 +116,36 @@ def report_of(output: str, test: str) -> str:
 
 
 def check_isolation(output: str, how: str) -> None:
-    check(re.search(r"^FAILED test_route.py::test_segfaults\b", output, re.M) is not None,
-          f"{how}: the segfaulting test is FAILED", output)
+    check(
+        re.search(r"^FAILED test_route.py::test_segfaults\b", output, re.M) is not None,
+        f"{how}: the segfaulting test is FAILED",
+        output,
+    )
     crash = report_of(output, "test_segfaults")
     check("killed by SIGSEGV (Segmentation fault)" in crash, f"{how}: its report names SIGSEGV", output)
     check("memref-runtime: test_route.py::test_segfaults crashed" in crash, f"{how}: and its test id", output)
-    check(re.search(r'File ".*test_route.py", line \d+ in test_segfaults', crash) is not None,
-          f"{how}: and its Python stack", output)
-    check(re.search(r"^PASSED test_route.py::test_after_the_segfault\b", output, re.M) is not None,
-          f"{how}: the next test runs and passes", output)
-    check("node down" not in output and "crashed while running" not in output,
-          f"{how}: no worker crashed", output)
+    check(
+        re.search(r'File ".*test_route.py", line \d+ in test_segfaults', crash) is not None,
+        f"{how}: and its Python stack",
+        output,
+    )
+    check(
+        re.search(r"^PASSED test_route.py::test_after_the_segfault\b", output, re.M) is not None,
+        f"{how}: the next test runs and passes",
+        output,
+    )
+    check("node down" not in output and "crashed while running" not in output, f"{how}: no worker crashed", output)
 
 
 def main(python: str) -> int:
     python = os.path.abspath(python)  # the runs are in other folders; not resolved, which would leave the venv
-    where = subprocess.run([python, "-c", "import memref_runtime; print(memref_runtime.__file__)"],
-                           capture_output=True, text=True, cwd=tempfile.gettempdir(), check=True).stdout.strip()
+    where = subprocess.run(
+        [python, "-c", "import memref_runtime; print(memref_runtime.__file__)"],
+        capture_output=True,
+        text=True,
+        cwd=tempfile.gettempdir(),
+        check=True,
+    ).stdout.strip()
     installed = "site-packages" in Path(where).parts and not Path(where).resolve().is_relative_to(CHECKOUT / "runtime")
     check(installed, f"memref_runtime is an installed copy, not the checkout's runtime/ ({where})", where)
     with tempfile.TemporaryDirectory(prefix="memref-runtime-pytest-route-") as folder:
@@ -136,27 +156,40 @@ def main(python: str) -> int:
         output = run(python, project, "-v", "--mlir-isolate")
         check("plugins: " in output and "memref-runtime-" in output, "the plugin is on (pytest11 entry point)", output)
         check_isolation(output, "--mlir-isolate")
-        check(re.search(r"^FAILED test_route.py::test_callback_raises - memref_runtime.process.callba", output, re.M)
-              is not None and 'ValueError: no value for 7' in report_of(output, "test_callback_raises"),
-              "a raising ctypes callback fails its test, with its traceback", output)
-        check(re.search(r"ERROR at teardown of test_leaks_a_context _+\n.*1 MLIR Context", output) is not None,
-              "a leaked Context fails its test", output)
+        check(
+            re.search(r"^FAILED test_route.py::test_callback_raises - memref_runtime.process.callba", output, re.M)
+            is not None
+            and "ValueError: no value for 7" in report_of(output, "test_callback_raises"),
+            "a raising ctypes callback fails its test, with its traceback",
+            output,
+        )
+        check(
+            re.search(r"ERROR at teardown of test_leaks_a_context _+\n.*1 MLIR Context", output) is not None,
+            "a leaked Context fails its test",
+            output,
+        )
 
         check_isolation(run(python, project, "-v", "--mlir-isolate", "-n", "2"), "-n 2 --mlir-isolate")
 
         # A suite that did not ask for the checks (no --mlir-isolate, fixture, marker or ini):
         # the leak and the callback's exception are warnings, and its verdicts are its own.
         output = run(python, project, "-v", "-k", "leaks_a_context or callback_raises")
-        check(re.search(r"^PASSED test_route.py::test_leaks_a_context\b", output, re.M) is not None
-              and re.search(r"^PASSED test_route.py::test_callback_raises\b", output, re.M) is not None
-              and output.count("MemrefRuntimeCheckWarning: ") == 2,
-              "a suite that did not ask for the checks: both tests pass, each with a warning", output)
+        check(
+            re.search(r"^PASSED test_route.py::test_leaks_a_context\b", output, re.M) is not None
+            and re.search(r"^PASSED test_route.py::test_callback_raises\b", output, re.M) is not None
+            and output.count("MemrefRuntimeCheckWarning: ") == 2,
+            "a suite that did not ask for the checks: both tests pass, each with a warning",
+            output,
+        )
 
         output = run(python, project, "-v", "-s", "--mlir-opt-levels=0,3", "-k", "sees_its_level")
         for level in (0, 3):
-            check(f"LEVEL test_sees_its_level[O{level}] {level}" in output
-                  and f"PASSED test_route.py::test_sees_its_level[O{level}]" in output,
-                  f"--mlir-opt-levels=0,3: the run at O{level} passes and sees level {level}", output)
+            check(
+                f"LEVEL test_sees_its_level[O{level}] {level}" in output
+                and f"PASSED test_route.py::test_sees_its_level[O{level}]" in output,
+                f"--mlir-opt-levels=0,3: the run at O{level} passes and sees level {level}",
+                output,
+            )
     print("pytest plugin route: every check passed")
     return 0
 

@@ -62,9 +62,20 @@ def run(lit: str, params: list[str], server: bool, folder: Path, tests: list[str
     results = folder / f"{inputs.name}.json"
     # Without the performance tests: they time kernels for seconds and print one stable line
     # either way; every other lit route of CI runs them.
-    command = [lit, "-s", *params, "-D", "perf_tests=0", "-D", f"python_server={int(server)}",
-               "-D", f"record_check_input={inputs}",
-               "-o", str(results), *tests]
+    command = [
+        lit,
+        "-s",
+        *params,
+        "-D",
+        "perf_tests=0",
+        "-D",
+        f"python_server={int(server)}",
+        "-D",
+        f"record_check_input={inputs}",
+        "-o",
+        str(results),
+        *tests,
+    ]
     subprocess.run(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     codes = {t["name"]: t["code"] for t in json.loads(results.read_text())["tests"]}
     return codes, inputs
@@ -89,17 +100,23 @@ def compare(name: str, lit: str, params: list[str], tests: list[str]) -> list[st
             if a_text != b_text:
                 diff = difflib.unified_diff(a_text.splitlines(True), b_text.splitlines(True), "fresh", "server", n=1)
                 problems.append(f"[{name}] {file} differs:\n" + "".join(list(diff)[:40]))
-        print(f"{name}: {len(fresh_codes)} tests, {len(files)} FileCheck inputs, "
-              f"{'identical' if not problems else f'{len(problems)} differences'}", flush=True)
+        print(
+            f"{name}: {len(fresh_codes)} tests, {len(files)} FileCheck inputs, "
+            f"{'identical' if not problems else f'{len(problems)} differences'}",
+            flush=True,
+        )
     return problems
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-D", dest="params", action="append", default=[], help="an extra route: lit -D parameters")
-    parser.add_argument("--routes", nargs="+", metavar="NAME",
-                        help="only these routes (default: every one this machine has: "
-                             + ", ".join(routes([])) + ")")
+    parser.add_argument(
+        "--routes",
+        nargs="+",
+        metavar="NAME",
+        help="only these routes (default: every one this machine has: " + ", ".join(routes([])) + ")",
+    )
     parser.add_argument("tests", nargs="*", default=["lit_tests"])
     args = parser.parse_args(argv)
     table = routes(args.params)

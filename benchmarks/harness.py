@@ -1,7 +1,10 @@
-"""Timing, the machine's description and table rendering for the side-by-side benchmarks."""
+"""Timing, the machine's description, table rendering and the figures files of the side-by-side
+benchmarks."""
 
 from __future__ import annotations
 
+import argparse
+import datetime
 import importlib.metadata
 import os
 import platform
@@ -9,8 +12,15 @@ import statistics
 import sys
 import time
 import timeit
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+# What --write-figures writes: one Markdown file per script, which the docs pages include
+# (pymdownx.snippets), so that every figure is typed by this code only.
+FIGURES = ROOT / "docs" / "figures"
 
 
 @dataclass(frozen=True)
@@ -35,8 +45,9 @@ class Loop:
         if gc_enabled:
             setup.append("import gc; gc.enable()")
         self.stmt = stmt
-        self._timer = timeit.Timer(stmt, "\n".join(setup) or "pass", timer=time.perf_counter_ns,
-                                   globals={"_names_": names})
+        self._timer = timeit.Timer(
+            stmt, "\n".join(setup) or "pass", timer=time.perf_counter_ns, globals={"_names_": names}
+        )
 
     def run(self, number: int) -> int:
         """Nanoseconds for `number` executions of the statement."""
@@ -71,7 +82,7 @@ class Timing:
     best: float
 
     @classmethod
-    def of(cls, samples: Sequence[float]) -> "Timing":
+    def of(cls, samples: Sequence[float]) -> Timing:
         return cls(statistics.median(samples), min(samples))
 
 
@@ -116,8 +127,20 @@ def machine(extra: Sequence[tuple[str, str]] = ()) -> list[tuple[str, str]]:
     return lines + list(extra)
 
 
-def render(headers: Sequence[str], rows: Sequence[Sequence[str]], markdown: bool,
-           right: Callable[[int], bool] = lambda column: column > 0) -> str:
+def write_machine(markdown: bool, extra: Sequence[tuple[str, str]] = ()) -> None:
+    """Writes what the numbers were measured on (a list in Markdown, its own section), then a blank line."""
+    with section("machine", markdown):
+        for label, value in machine(extra):
+            write(f"- {label}: {value}" if markdown else f"{label:>14}: {value}")
+    write()
+
+
+def render(
+    headers: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    markdown: bool,
+    right: Callable[[int], bool] = lambda column: column > 0,
+) -> str:
     """A table as Markdown or as aligned plain text; `right(i)` right-aligns column i."""
     if markdown:  # `memref<?xf32>` would read as an HTML tag
         rows = [[c.replace("<", "\\<") for c in r] for r in rows]
@@ -126,8 +149,7 @@ def render(headers: Sequence[str], rows: Sequence[Sequence[str]], markdown: bool
     widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers))]
 
     def line(cells):
-        return "  ".join(c.rjust(w) if right(i) else c.ljust(w)
-                         for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+        return "  ".join(c.rjust(w) if right(i) else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
 
     return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, rows)])
 
@@ -142,6 +164,68 @@ def times(x: float) -> str:
     return f"{x:.3g}x" if x < 100 else f"{x:,.0f}x"
 
 
+# The lines write() printed since write_figures() started recording, or None.
+_recorded: list[str] | None = None
+
+
 def write(text: str = "") -> None:
+    """Prints a line of the results (and records it for --write-figures)."""
     sys.stdout.write(text + "\n")
     sys.stdout.flush()
+    if _recorded is not None:
+        _recorded.append(text)
+
+
+@contextmanager
+def section(name: str, markdown: bool) -> Iterator[None]:
+    """What is written inside is a named section of the Markdown output: a docs page includes
+    it alone (pymdownx.snippets: `--8<-- "docs/figures/<script>.md:<name>"`)."""
+    if markdown:
+        write(f"<!-- --8<-- [start:{name}] -->")
+    yield
+    if markdown:
+        write(f"<!-- --8<-- [end:{name}] -->")
+
+
+def add_figures_option(parser: argparse.ArgumentParser) -> None:
+    """--write-figures: the script's --markdown output also goes to docs/figures/<script>.md."""
+    parser.add_argument(
+        "--write-figures",
+        action="store_true",
+        help="also write the tables, in Markdown, into docs/figures/<script>.md, which the docs "
+        "include (implies --markdown; written only when the run succeeds)",
+    )
+
+
+def figures_header(command: str, quick: bool, when: datetime.datetime) -> str:
+    """The first line of a figures file: which command wrote it, and when."""
+    kind = "a quick run (`--quick`: short loops, fewer repeats)" if quick else "a full run"
+    return (
+        f"*Written by `{command}` on {when:%Y-%m-%d %H:%M} UTC, {kind}. A generated file: "
+        "run the command again instead of editing it.*"
+    )
+
+
+def write_figures(args: argparse.Namespace, script: str, argv: Sequence[str] | None, run: Callable[[], int]) -> int:
+    """Runs `run` (which prints with write()); with --write-figures, in Markdown, and writes what it
+    printed to docs/figures/<script>.md when it returned 0. Returns its exit status."""
+    global _recorded
+    if not args.write_figures:
+        return run()
+    args.markdown = True
+    command = " ".join(["python", f"benchmarks/{script}.py", *(sys.argv[1:] if argv is None else argv)])
+    _recorded = []
+    try:
+        status = run()
+    finally:
+        lines, _recorded = _recorded, None
+    target = FIGURES / f"{script}.md"
+    if status != 0:  # the last good figures stay; a failed run's would replace them with errors
+        print(f"{script}: the run failed (exit status {status}): {target} not written", file=sys.stderr)
+        return status
+    header = figures_header(command, getattr(args, "quick", False), datetime.datetime.now(datetime.timezone.utc))
+    FIGURES.mkdir(parents=True, exist_ok=True)
+    target.write_text("\n".join([header, "", *lines]).rstrip("\n") + "\n", encoding="utf-8")
+    shown = target.relative_to(ROOT) if target.is_relative_to(ROOT) else target
+    print(f"{script}: wrote {shown}", file=sys.stderr)
+    return status

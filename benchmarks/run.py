@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Upstream's `mlir.runtime` against memref_runtime, side by side in one process, same arrays.
 
-    python benchmarks/run.py              # the full run (under 3 minutes): the README's table
-    python benchmarks/run.py --quick      # CI: short loops, a few repeats; asserts nothing about time
-    python benchmarks/run.py --markdown   # the same tables in Markdown, to paste into the README
+    python benchmarks/run.py                   # the full run (under 3 minutes)
+    python benchmarks/run.py --quick           # CI: short loops, a few repeats; asserts nothing about time
+    python benchmarks/run.py --markdown        # the same tables in Markdown
+    python benchmarks/run.py --write-figures   # and into docs/figures/run.md, which the docs include
 
 Every figure times upstream's and our statement in alternating repeats and reports the
 median and the best per-call time of each, and their ratio (upstream / ours). A figure that
@@ -18,10 +19,10 @@ import gc
 import subprocess
 import sys
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import psutil
@@ -33,9 +34,23 @@ except ImportError:  # not pip-installed: use the source tree
     sys.path.insert(0, str(ROOT / "runtime"))
     import memref_runtime
 
-import memref_runtime.np_to_memref as ours
 import mlir.runtime as upstream
-from harness import Loop, Settings, Timing, machine, measure, microseconds, render, times, write
+from harness import (
+    Loop,
+    Settings,
+    Timing,
+    add_figures_option,
+    measure,
+    microseconds,
+    render,
+    section,
+    times,
+    write,
+    write_figures,
+    write_machine,
+)
+
+import memref_runtime.np_to_memref as ours
 
 try:
     from memref_runtime.jit import JitModule
@@ -73,8 +88,10 @@ func.func @copy(%a: memref<?xbf16>, %out: memref<?xbf16>) {
   return
 }
 """
-PIPELINE = ("builtin.module(convert-scf-to-cf,finalize-memref-to-llvm,convert-arith-to-llvm,"
-            "convert-func-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts)")
+PIPELINE = (
+    "builtin.module(convert-scf-to-cf,finalize-memref-to-llvm,convert-arith-to-llvm,"
+    "convert-func-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts)"
+)
 
 
 @dataclass
@@ -94,9 +111,17 @@ class Row:
             return [f"{self.figure}: {self.note}", *["n/a"] * 6, target, "n/a" if target else ""]
         ratio = Timing(self.reference.median / self.ours.median, self.reference.best / self.ours.best)
         met = "" if self.target is None else ("yes" if ratio.median >= self.target else "no")
-        return [self.figure, microseconds(self.reference.median), microseconds(self.reference.best),
-                microseconds(self.ours.median), microseconds(self.ours.best),
-                times(ratio.median), times(ratio.best), target, met]
+        return [
+            self.figure,
+            microseconds(self.reference.median),
+            microseconds(self.reference.best),
+            microseconds(self.ours.median),
+            microseconds(self.ours.best),
+            times(ratio.median),
+            times(ratio.best),
+            target,
+            met,
+        ]
 
 
 @dataclass
@@ -110,8 +135,13 @@ class Check:
     met: bool | None = None
 
     def cells(self) -> list[str]:
-        return [self.figure, self.upstream, self.ours, self.target,
-                "" if self.met is None else ("yes" if self.met else "no")]
+        return [
+            self.figure,
+            self.upstream,
+            self.ours,
+            self.target,
+            "" if self.met is None else ("yes" if self.met else "no"),
+        ]
 
 
 class Bench:
@@ -143,8 +173,11 @@ def forget_upstream_classes() -> None:
         cls = key
         while isinstance(cls, type) and issubclass(cls, ctypes._Pointer):
             cls = cls._type_
-        if isinstance(cls, type) and cls.__module__ == upstream.np_to_memref.__name__ \
-                and cls.__name__ == "MemRefDescriptor":
+        if (
+            isinstance(cls, type)
+            and cls.__module__ == upstream.np_to_memref.__name__
+            and cls.__name__ == "MemRefDescriptor"
+        ):
             del cache[key]
     gc.collect()
 
@@ -170,9 +203,11 @@ def ranked_descriptors(bench: Bench) -> list[Row]:
     rows = []
     for shape in SHAPES:
         a = array(shape)
-        expect(raw_bytes(upstream.get_ranked_memref_descriptor(a)) == raw_bytes(ours.get_ranked_memref_descriptor(a)),
-               f"ranked descriptors of a {shape} array differ")
-        up, us = bench.side_by_side("get(a)", lambda m: {"get": m.get_ranked_memref_descriptor, "a": a})
+        expect(
+            raw_bytes(upstream.get_ranked_memref_descriptor(a)) == raw_bytes(ours.get_ranked_memref_descriptor(a)),
+            f"ranked descriptors of a {shape} array differ",
+        )
+        up, us = bench.side_by_side("get(a)", lambda m, a=a: {"get": m.get_ranked_memref_descriptor, "a": a})
         rows.append(Row(f"ranked descriptor, rank {len(shape)} {shape}", up, us, 15))
     return rows
 
@@ -181,8 +216,10 @@ def unranked_descriptor(bench: Bench) -> list[Row]:
     """unranked descriptor"""
     a = array((4, 4))
     u, o = upstream.get_unranked_memref_descriptor(a), ours.get_unranked_memref_descriptor(a)
-    expect(u.rank == o.rank == 2 and ctypes.string_at(u.descriptor, 56) == ctypes.string_at(o.descriptor, 56),
-           "unranked descriptors differ")
+    expect(
+        u.rank == o.rank == 2 and ctypes.string_at(u.descriptor, 56) == ctypes.string_at(o.descriptor, 56),
+        "unranked descriptors differ",
+    )
     up, us = bench.side_by_side("get(a)", lambda m: {"get": m.get_unranked_memref_descriptor, "a": a})
     return [Row("unranked descriptor, rank 2", up, us)]
 
@@ -190,8 +227,9 @@ def unranked_descriptor(bench: Bench) -> list[Row]:
 def pointer_to_pointer(bench: Bench) -> list[Row]:
     """pointer(pointer(descriptor))"""
     a = array((4, 4))
-    up, us = bench.side_by_side("P(P(get(a)))", lambda m: {
-        "P": ctypes.pointer, "get": m.get_ranked_memref_descriptor, "a": a})
+    up, us = bench.side_by_side(
+        "P(P(get(a)))", lambda m: {"P": ctypes.pointer, "get": m.get_ranked_memref_descriptor, "a": a}
+    )
     return [Row("pointer(pointer(ranked descriptor)), rank 2", up, us, 15)]
 
 
@@ -202,22 +240,28 @@ def memref_to_numpy(bench: Bench) -> list[Row]:
     unranked = {m: ctypes.pointer(m.get_unranked_memref_descriptor(a)) for m in SIDES.values()}
     for m in SIDES.values():
         expect(np.array_equal(m.ranked_memref_to_numpy(ranked[m]), a), f"{m.__name__}.ranked_memref_to_numpy")
-        expect(np.array_equal(m.unranked_memref_to_numpy(unranked[m], F32), a),
-               f"{m.__name__}.unranked_memref_to_numpy")
-    up_r, us_r = bench.side_by_side("to_numpy(p)", lambda m: {
-        "to_numpy": m.ranked_memref_to_numpy, "p": ranked[m]})
-    up_u, us_u = bench.side_by_side("to_numpy(p, dtype)", lambda m: {
-        "to_numpy": m.unranked_memref_to_numpy, "p": unranked[m], "dtype": F32})
-    return [Row("ranked memref -> NumPy, rank 2", up_r, us_r, 10),
-            Row("unranked memref -> NumPy, rank 2", up_u, us_u, 10)]
+        expect(
+            np.array_equal(m.unranked_memref_to_numpy(unranked[m], F32), a), f"{m.__name__}.unranked_memref_to_numpy"
+        )
+    up_r, us_r = bench.side_by_side("to_numpy(p)", lambda m: {"to_numpy": m.ranked_memref_to_numpy, "p": ranked[m]})
+    up_u, us_u = bench.side_by_side(
+        "to_numpy(p, dtype)", lambda m: {"to_numpy": m.unranked_memref_to_numpy, "p": unranked[m], "dtype": F32}
+    )
+    return [
+        Row("ranked memref -> NumPy, rank 2", up_r, us_r, 10),
+        Row("unranked memref -> NumPy, rank 2", up_u, us_u, 10),
+    ]
 
 
 def conversion_scaling(bench: Bench) -> list[Row | Check]:
     """conversion at 1e3 .. 1e8 elements"""
     exponents = (3, 6, 7 if bench.quick else 8)
     arrays = {e: np.empty(10**e, F32) for e in exponents}  # untouched pages: no RSS, no time
-    loops = {f"{side}{e}": bench.loop("get(a)", get=m.get_ranked_memref_descriptor, a=arrays[e])
-             for e in exponents for side, m in SIDES.items()}
+    loops = {
+        f"{side}{e}": bench.loop("get(a)", get=m.get_ranked_memref_descriptor, a=arrays[e])
+        for e in exponents
+        for side, m in SIDES.items()
+    }
     t = bench.group(**loops)
     rows: list[Row | Check] = []
     for e in exponents:
@@ -226,8 +270,15 @@ def conversion_scaling(bench: Bench) -> list[Row | Check]:
     small, big = exponents[0], exponents[-1]
     growth = {side: t[f"{side}{big}"].median / t[f"{side}{small}"].median for side in SIDES}
     quick_note = " (--quick: 1e7, not 1e8)" if bench.quick else ""
-    rows.append(Check(f"descriptor time 1e{big} / 1e{small} elements, median{quick_note}",
-                      f"{growth['upstream']:.2f}", f"{growth['ours']:.2f}", "<= 1.2", growth["ours"] <= 1.2))
+    rows.append(
+        Check(
+            f"descriptor time 1e{big} / 1e{small} elements, median{quick_note}",
+            f"{growth['upstream']:.2f}",
+            f"{growth['ours']:.2f}",
+            "<= 1.2",
+            growth["ours"] <= 1.2,
+        )
+    )
     return rows
 
 
@@ -250,14 +301,20 @@ def add3_arrays(n: int = 16):
 
 def typed_call(bench: Bench) -> list[Row]:
     """typed call add3(a, b, c)"""
-    names = ["typed call add3, 3 x memref<?xf32> (n=16): vs upstream's invoke pattern",
-             "typed call add3: vs invoke with pre-built args",
-             "typed call add3: vs raw ctypes, pre-packed (no conversion or check per call)",
-             "bound typed call jit.add3.bind(a, b, c)(): vs raw ctypes, pre-packed"]
+    names = [
+        "typed call add3, 3 x memref<?xf32> (n=16): vs upstream's invoke pattern",
+        "typed call add3: vs invoke with pre-built args",
+        "typed call add3: vs raw ctypes, pre-packed (no conversion or check per call)",
+        "bound typed call jit.add3.bind(a, b, c)(): vs raw ctypes, pre-packed",
+    ]
     if JitModule is None:
         within_2x = dict(target=0.5, target_text=">= 0.5x (ours <= 2x)")
-        return [Row(names[0], note=NOT_AVAILABLE, target=25), Row(names[1], note=NOT_AVAILABLE, **within_2x),
-                Row(names[2], note=NOT_AVAILABLE), Row(names[3], note=NOT_AVAILABLE, **within_2x)]
+        return [
+            Row(names[0], note=NOT_AVAILABLE, target=25),
+            Row(names[1], note=NOT_AVAILABLE, **within_2x),
+            Row(names[2], note=NOT_AVAILABLE),
+            Row(names[3], note=NOT_AVAILABLE, **within_2x),
+        ]
     a, b, c = add3_arrays()
     context, engine = upstream_engine(ADD3)  # the engine lives in the context: keep both
     jit = JitModule(ADD3)
@@ -267,7 +324,14 @@ def typed_call(bench: Bench) -> list[Row]:
     loops = {
         "upstream": bench.loop(
             'engine.invoke("add3", *[ctypes.pointer(ctypes.pointer(upstream.get_ranked_memref_descriptor(x)))'
-            " for x in (a, b, c)])", engine=engine, ctypes=ctypes, upstream=upstream, a=a, b=b, c=c),
+            " for x in (a, b, c)])",
+            engine=engine,
+            ctypes=ctypes,
+            upstream=upstream,
+            a=a,
+            b=b,
+            c=c,
+        ),
         "invoke_prebuilt": bench.loop('engine.invoke("add3", *args)', engine=engine, args=prebuilt),
         "raw": bench.loop("fn(packed)", fn=fn, packed=packed),
         "ours": bench.loop("jit.add3(a, b, c)", jit=jit, a=a, b=b, c=c),
@@ -278,21 +342,27 @@ def typed_call(bench: Bench) -> list[Row]:
         loop.run(1)
         expect(np.array_equal(c, a + b), f"add3 called by {key}")
     t = bench.group(**loops)
-    return [Row(names[0], t["upstream"], t["ours"], 25),
-            Row(names[1], t["invoke_prebuilt"], t["ours"], 0.5, ">= 0.5x (ours <= 2x)"),
-            # No target: a call that checks and converts three arrays cannot come within 2x of a
-            # call that does neither; the like-for-like figure is the bound call below.
-            Row(names[2], t["raw"], t["ours"]),
-            Row(names[3], t["raw"], t["ours_bound"], 0.5, ">= 0.5x (ours <= 2x)")]
+    return [
+        Row(names[0], t["upstream"], t["ours"], 25),
+        Row(names[1], t["invoke_prebuilt"], t["ours"], 0.5, ">= 0.5x (ours <= 2x)"),
+        # No target: a call that checks and converts three arrays cannot come within 2x of a
+        # call that does neither; the like-for-like figure is the bound call below.
+        Row(names[2], t["raw"], t["ours"]),
+        Row(names[3], t["raw"], t["ours_bound"], 0.5, ">= 0.5x (ours <= 2x)"),
+    ]
 
 
 def framework_arguments(bench: Bench) -> list[Row]:
     """typed calls with torch and JAX arguments"""
     within_2x = dict(target=0.5, target_text=">= 0.5x (<= 2x NumPy's)")
-    names = {"torch": "typed call add3, 3 x memref<?xf32> (n=16), torch.Tensor arguments: vs NumPy arguments",
-             "torch_bound": "bound typed call jit.add3.bind(torch a, b, c)(): vs NumPy arguments",
-             "jax": "typed call add3t, 2 x tensor<?xf32> + memref<?xf32> (n=16), jax.Array inputs: vs NumPy",
-             "torch_bf16": "typed call copy, 2 x memref<?xbf16> (n=16), torch.Tensor arguments: vs NumPy (ml_dtypes) arguments"}
+    names = {
+        "torch": "typed call add3, 3 x memref<?xf32> (n=16), torch.Tensor arguments: vs NumPy arguments",
+        "torch_bound": "bound typed call jit.add3.bind(torch a, b, c)(): vs NumPy arguments",
+        "jax": "typed call add3t, 2 x tensor<?xf32> + memref<?xf32> (n=16), jax.Array inputs: vs NumPy",
+        "torch_bf16": (
+            "typed call copy, 2 x memref<?xbf16> (n=16), torch.Tensor arguments: vs NumPy (ml_dtypes) arguments"
+        ),
+    }
     torch, jnp = optional("torch"), optional("jax.numpy")
     if JitModule is None or torch is None or jnp is None:
         missing = NOT_AVAILABLE if JitModule is None else "n/a (needs torch and jax: pip install -e '.[frameworks]')"
@@ -325,11 +395,13 @@ def framework_arguments(bench: Bench) -> list[Row]:
     loops["torch_bf16"].run(1)
     expect(torch.equal(th_out, th), "copy of a torch bf16 tensor")
     t = bench.group(**loops)
-    return [Row(names["torch"], t["numpy"], t["torch"], **within_2x),
-            Row(names["torch_bound"], t["numpy_bound"], t["torch_bound"], **within_2x),
-            Row(names["jax"], t["numpy_tensors"], t["jax"], **within_2x),
-            # No target: NumPy itself lacks bf16; ml_dtypes gives it the dtype but not DLPack.
-            Row(names["torch_bf16"], t["numpy_bf16"], t["torch_bf16"])]
+    return [
+        Row(names["torch"], t["numpy"], t["torch"], **within_2x),
+        Row(names["torch_bound"], t["numpy_bound"], t["torch_bound"], **within_2x),
+        Row(names["jax"], t["numpy_tensors"], t["jax"], **within_2x),
+        # No target: NumPy itself lacks bf16; ml_dtypes gives it the dtype but not DLPack.
+        Row(names["torch_bf16"], t["numpy_bf16"], t["torch_bf16"]),
+    ]
 
 
 def optional(module: str):
@@ -377,8 +449,11 @@ def memory_case(case: str):
 
 def measure_memory_case(case: str, calls: int) -> int:
     """RSS growth of `case` in a fresh interpreter: no memory another figure freed hides a leak."""
-    done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--memory-case", case, "--calls", str(calls)],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "--memory-case", case, "--calls", str(calls)],
+        capture_output=True,
+        text=True,
+    )
     if done.returncode:
         raise RuntimeError(f"memory case {case} failed:\n{done.stderr}")
     return int(done.stdout.split()[-1])
@@ -433,18 +508,49 @@ def differential_time(bench: Bench) -> list[Check]:
     return [Check(f"{figure} ({best})", "n/a (upstream has none)", f"{min(times):.2f} s")]
 
 
-FIGURES = [ranked_descriptors, unranked_descriptor, pointer_to_pointer, memref_to_numpy,
-           conversion_scaling, typed_call, framework_arguments, memory_growth, differential_time]
+FIGURES = [
+    ranked_descriptors,
+    unranked_descriptor,
+    pointer_to_pointer,
+    memref_to_numpy,
+    conversion_scaling,
+    typed_call,
+    framework_arguments,
+    memory_growth,
+    differential_time,
+]
 
-TIME_HEADERS = ["figure (per call, µs)", "upstream median", "upstream best", "ours median", "ours best",
-                "ratio median", "ratio best", "target", "met?"]
+TIME_HEADERS = [
+    "figure (per call, µs)",
+    "upstream median",
+    "upstream best",
+    "ours median",
+    "ours best",
+    "ratio median",
+    "ratio best",
+    "target",
+    "met?",
+]
+FRAMEWORK_HEADERS = [
+    "figure (per call, µs)",
+    "NumPy median",
+    "NumPy best",
+    "other median",
+    "other best",
+    "ratio median",
+    "ratio best",
+    "target",
+    "met?",
+]
 CHECK_HEADERS = ["figure", "upstream", "ours", "target", "met?"]
 
 
 def check_upstream_is_upstream() -> None:
     """Comparing memref_runtime with itself (mlir.runtime aliased to it) would prove nothing."""
-    if getattr(upstream.get_ranked_memref_descriptor, "__module__", "") != "mlir.runtime.np_to_memref" \
-            or upstream.get_ranked_memref_descriptor is ours.get_ranked_memref_descriptor:
+    if (
+        getattr(upstream.get_ranked_memref_descriptor, "__module__", "") != "mlir.runtime.np_to_memref"
+        or upstream.get_ranked_memref_descriptor is ours.get_ranked_memref_descriptor
+    ):
         raise SystemExit(f"mlir.runtime ({upstream.__file__}) is not upstream's runtime; unset the alias")
 
 
@@ -456,30 +562,44 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-gc", action="store_true", help="time with the garbage collector off, as timeit does")
     parser.add_argument("--memory-case", help=argparse.SUPPRESS)  # one RSS measurement, in a child
     parser.add_argument("--calls", type=int, help=argparse.SUPPRESS)
+    add_figures_option(parser)
     args = parser.parse_args(argv)
     if args.memory_case:
         write(str(rss_growth(memory_case(args.memory_case), args.calls)))
         return 0
     check_upstream_is_upstream()
-    settings = Settings(repeat_ns=5_000_000 if args.quick else 30_000_000,
-                        repeats=args.repeats or (3 if args.quick else 11), gc_enabled=not args.no_gc)
+    return write_figures(args, "run", argv, lambda: report(args, argv))
+
+
+def report(args: argparse.Namespace, argv: list[str] | None) -> int:
+    """Measures every figure and prints the tables; 1 when a figure raised."""
+    settings = Settings(
+        repeat_ns=5_000_000 if args.quick else 30_000_000,
+        repeats=args.repeats or (3 if args.quick else 11),
+        gc_enabled=not args.no_gc,
+    )
     bench = Bench(settings, args.quick)
 
     command = " ".join(["python", "benchmarks/run.py", *(argv if argv is not None else sys.argv[1:])])
-    info = machine([("upstream", str(Path(upstream.__file__).parent)),
-                    ("ours", str(Path(memref_runtime.__file__).parent)),
-                    ("command", command)])
-    for label, value in info:
-        write(f"- {label}: {value}" if args.markdown else f"{label:>14}: {value}")
-    write()
+    write_machine(
+        args.markdown,
+        [
+            ("upstream", str(Path(upstream.__file__).parent)),
+            ("ours", str(Path(memref_runtime.__file__).parent)),
+            ("command", command),
+        ],
+    )
 
-    rows, checks, failed = [], [], False
+    # The rows of each table; the docs include each table apart (interop.md: the frameworks').
+    tables: dict[str, list] = {"upstream": [], "frameworks": [], "checks": []}
+    failed = False
     for figure in FIGURES:
         title = figure.__doc__.splitlines()[0]
         print(f"[{title}]", file=sys.stderr, flush=True)
+        rows = tables["frameworks" if figure is framework_arguments else "upstream"]
         try:
             for item in figure(bench):
-                (checks if isinstance(item, Check) else rows).append(item)
+                (tables["checks"] if isinstance(item, Check) else rows).append(item)
         except Exception as e:  # report it, run the others, exit 1 at the end
             traceback.print_exc()
             rows.append(Row(title, note=f"error: {type(e).__name__}: {str(e)[:80]}"))
@@ -487,14 +607,27 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             forget_upstream_classes()
 
-    write(f"Per-call time in µs, median and best of {settings.repeats} repeats of ~{settings.repeat_ns // 10**6} ms, "
-          f"upstream and ours interleaved, garbage collector {'on' if settings.gc_enabled else 'off'}; "
-          "ratio = upstream (or baseline) / ours.")
-    write()
-    write(render(TIME_HEADERS, [r.cells() for r in rows], args.markdown, right=lambda i: 0 < i < 7))
-    if checks:
+    per_call = (
+        f"Per-call time in µs, median and best of {settings.repeats} repeats of "
+        f"~{settings.repeat_ns // 10**6} ms, interleaved, garbage collector "
+        f"{'on' if settings.gc_enabled else 'off'}"
+    )
+    for name, headers, preamble in (
+        ("upstream", TIME_HEADERS, f"{per_call}; ratio = upstream (or baseline) / ours."),
+        (
+            "frameworks",
+            FRAMEWORK_HEADERS,
+            f"Typed calls with arrays of other frameworks against the same calls "
+            f"with NumPy arrays. {per_call}; ratio = NumPy / other framework.",
+        ),
+    ):
+        with section(name, args.markdown):
+            write(preamble)
+            write()
+            write(render(headers, [r.cells() for r in tables[name]], args.markdown, right=lambda i: 0 < i < 7))
         write()
-        write(render(CHECK_HEADERS, [c.cells() for c in checks], args.markdown, right=lambda i: i in (1, 2)))
+    with section("checks", args.markdown):
+        write(render(CHECK_HEADERS, [c.cells() for c in tables["checks"]], args.markdown, right=lambda i: i in (1, 2)))
     return 1 if failed else 0
 
 

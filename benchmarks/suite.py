@@ -2,9 +2,10 @@
 """Where the test loop's time goes: the lit suite per test and in total, in fresh interpreters
 and in children of the pre-started Python server, and pytest serial against parallel, in one run.
 
-    python benchmarks/suite.py              # the full run (a few minutes on 2 cores)
-    python benchmarks/suite.py --quick      # CI: one repeat, pytest on two files; asserts nothing about time
-    python benchmarks/suite.py --markdown   # the same tables in Markdown, for the README
+    python benchmarks/suite.py                   # the full run (a few minutes on 2 cores)
+    python benchmarks/suite.py --quick           # CI: one repeat, pytest on two files; asserts nothing about time
+    python benchmarks/suite.py --markdown        # the same tables in Markdown
+    python benchmarks/suite.py --write-figures   # and into docs/figures/suite.md, which docs/speed.md includes
 
 Per test, its time (lit's) splits into:
   floor        interpreter start and the test's imports: the same imports timed in a bare process
@@ -37,22 +38,29 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import machine, render, write  # noqa: E402
+from harness import add_figures_option, render, section, write, write_figures, write_machine  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "runtime"))  # this checkout's runtime, installed or not
 from memref_runtime import environment  # noqa: E402
 from memref_runtime.lit.server_step import input_name  # noqa: E402
 from memref_runtime.pyserver import lifecycle as server_lit  # noqa: E402
+
 BIN = Path(sys.executable).parent
 LIT = shutil.which("lit", path=str(BIN)) or shutil.which("lit")
 ROUTES = {"fresh": ["-D", "python_server=0"], "server": ["-D", "python_server=1"]}
 COLUMNS = ("floor", "parse_lower", "jit", "kernels", "code", "tools", "filecheck", "rest")
-TITLES = {"floor": "floor", "parse_lower": "parse+lower", "jit": "JIT", "kernels": "kernels",
-          "code": "test code", "tools": "tools", "filecheck": "FileCheck", "rest": "rest (harness)"}
+TITLES = {
+    "floor": "floor",
+    "parse_lower": "parse+lower",
+    "jit": "JIT",
+    "kernels": "kernels",
+    "code": "test code",
+    "tools": "tools",
+    "filecheck": "FileCheck",
+    "rest": "rest (harness)",
+}
 TARGETS = {"lit": 0.6, "pytest": 0.6, "harness": 0.10}
-
-
 
 
 def run_wall(command: list[str], check: bool = True, **kwargs) -> float:
@@ -112,7 +120,7 @@ def hit_rate(counts: Counter) -> str:
     built = sum(v for k, v in counts.items() if k != "off")
     if not built:
         return "no JitModule built"
-    misses = ", ".join(f"{k[len('miss: '):]} {v}" for k, v in sorted(counts.items()) if k.startswith("miss"))
+    misses = ", ".join(f"{k[len('miss: ') :]} {v}" for k, v in sorted(counts.items()) if k.startswith("miss"))
     return f"{counts['hit']} of {built} JitModules ({counts['hit'] / built:.0%}); misses: {misses}"
 
 
@@ -138,7 +146,9 @@ class Floors:
         key = (route, code, str(cwd), tuple(sorted(env.items())))
         if key not in self.cache:
             if route == "server":
-                env.update({environment.PYTHON_SERVER_DIR: self.folder, environment.PYTHON_SERVER_OWNER: str(os.getpid())})
+                env.update(
+                    {environment.PYTHON_SERVER_DIR: self.folder, environment.PYTHON_SERVER_OWNER: str(os.getpid())}
+                )
                 command = shlex.split(server_lit.client_command(sys.executable)) + ["-c", code]
             else:
                 command = [sys.executable, "-c", code]
@@ -153,7 +163,7 @@ def executed_filechecks(output: str) -> list[list[str]]:
     commands = []
     for line in output.splitlines():
         if line.startswith("# executed command: "):
-            words = shlex.split(line[len("# executed command: "):])
+            words = shlex.split(line[len("# executed command: ") :])
             if Path(words[0]).name.lower() == "filecheck" and "--version" not in words:
                 commands.append(words)
     return commands
@@ -176,8 +186,17 @@ def attribute(route: str, tests: list[str], floors: Floors, repeats: int) -> dic
     """Per test: its time and the parts of it (see the module docstring), one test at a time."""
     with tempfile.TemporaryDirectory(prefix="suite-") as tmp:
         tmp = Path(tmp)
-        command = lit_command(route, "-j1", "-D", f"timing={tmp / 'timing'}", "-D",
-                              f"record_check_input={tmp / 'input'}", "-o", str(tmp / "results.json"), *tests)
+        command = lit_command(
+            route,
+            "-j1",
+            "-D",
+            f"timing={tmp / 'timing'}",
+            "-D",
+            f"record_check_input={tmp / 'input'}",
+            "-o",
+            str(tmp / "results.json"),
+            *tests,
+        )
         run_wall(command, cwd=ROOT)
         results = json.loads((tmp / "results.json").read_text())["tests"]
         records = defaultdict(list)
@@ -197,15 +216,23 @@ def attribute(route: str, tests: list[str], floors: Floors, repeats: int) -> dic
                 row["filecheck"] = time_filecheck(executed_filechecks(result["output"]), input_path, repeats)
             # A Python process that ran within another's time (one a test process started, such
             # as a replay script) is part of that one's time: only the outermost ones count.
-            procs = [p for p in records.get(name, []) if not any(
-                q is not p and q["started"] <= p["started"]
-                and p["started"] + p["seconds"] <= q["started"] + q["seconds"] for q in records.get(name, []))]
+            procs = [
+                p
+                for p in records.get(name, [])
+                if not any(
+                    q is not p
+                    and q["started"] <= p["started"]
+                    and p["started"] + p["seconds"] <= q["started"] + q["seconds"]
+                    for q in records.get(name, [])
+                )
+            ]
             script = ROOT / short
             if procs:
                 env = procs[0]["env"]
                 bare = floors.seconds(route, "pass", env)
-                floor = (floors.seconds(route, imports_of(script), env, script.parent)
-                         if script.suffix == ".py" else bare)
+                floor = (
+                    floors.seconds(route, imports_of(script), env, script.parent) if script.suffix == ".py" else bare
+                )
                 in_process_imports = floor - bare if route == "fresh" else 0.0
                 row["floor"] = floor * len(procs)
                 for part in ("parse_lower", "jit", "kernels"):
@@ -234,10 +261,14 @@ def attribution_table(rows: dict[str, dict], markdown: bool) -> str:
         share = row["rest"] / row["total"] if row["total"] else 0.0
         body.append([name, ms(row["total"])] + [ms(row[c]) for c in COLUMNS] + [f"{share:.0%}"])
     totals = {c: sum(r[c] for r in rows.values()) for c in ("total",) + COLUMNS}
-    body.append(["total", ms(totals["total"])] + [ms(totals[c]) for c in COLUMNS]
-                + [f"{totals['rest'] / totals['total']:.0%}" if totals["total"] else "-"])
-    body.append(["share", "100%"] + [f"{totals[c] / totals['total']:.0%}" if totals["total"] else "-"
-                                     for c in COLUMNS] + [""])
+    body.append(
+        ["total", ms(totals["total"])]
+        + [ms(totals[c]) for c in COLUMNS]
+        + [f"{totals['rest'] / totals['total']:.0%}" if totals["total"] else "-"]
+    )
+    body.append(
+        ["share", "100%"] + [f"{totals[c] / totals['total']:.0%}" if totals["total"] else "-" for c in COLUMNS] + [""]
+    )
     return render(headers, body, markdown)
 
 
@@ -271,12 +302,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count(), help="lit and pytest workers (default: every core)")
     parser.add_argument("--no-pytest", action="store_true", help="skip the pytest figures")
     parser.add_argument("tests", nargs="*", default=["lit_tests"], help="lit tests (default: lit_tests)")
+    add_figures_option(parser)
     args = parser.parse_args(argv)
+    return write_figures(args, "suite", argv, lambda: report(args, argv))
+
+
+def report(args: argparse.Namespace, argv: list[str] | None) -> int:
+    """Times the routes and prints the tables; 1 when a command failed."""
     repeats = args.repeats or (1 if args.quick else 3)
     command = " ".join(["python", "benchmarks/suite.py", *(argv if argv is not None else sys.argv[1:])])
-    for label, value in machine([("command", command)]):
-        write(f"- {label}: {value}" if args.markdown else f"{label:>14}: {value}")
-    write()
+    write_machine(args.markdown, [("command", command)])
 
     failed = False
     summary = []
@@ -284,9 +319,16 @@ def main(argv: list[str] | None = None) -> int:
     print("[lit suite: wall time per route]", file=sys.stderr, flush=True)
     walls = lit_walls(repeats, args.jobs, args.tests)
     lit_ratio = statistics.median(walls["server"]) / statistics.median(walls["fresh"])
-    summary.append([f"lit suite wall, -j{args.jobs} (median of {repeats})", median_text(walls["fresh"]),
-                    median_text(walls["server"]), f"{lit_ratio:.2f}x", f"<= {TARGETS['lit']}x",
-                    "yes" if lit_ratio <= TARGETS["lit"] else "no"])
+    summary.append(
+        [
+            f"lit suite wall, -j{args.jobs} (median of {repeats})",
+            median_text(walls["fresh"]),
+            median_text(walls["server"]),
+            f"{lit_ratio:.2f}x",
+            f"<= {TARGETS['lit']}x",
+            "yes" if lit_ratio <= TARGETS["lit"] else "no",
+        ]
+    )
 
     floors = Floors(repeats=2 if args.quick else 5)
     tables = {}
@@ -299,23 +341,52 @@ def main(argv: list[str] | None = None) -> int:
     for route, rows in tables.items():
         shares = python_rest_shares(rows, route)
         total = sum(r["total"] for r in rows.values())
-        summary.append([f"lit suite, -j1: sum of test times ({route})", f"{total:.2f} s" if route == "fresh" else "",
-                        f"{total:.2f} s" if route == "server" else "", "", "", ""])
+        summary.append(
+            [
+                f"lit suite, -j1: sum of test times ({route})",
+                f"{total:.2f} s" if route == "fresh" else "",
+                f"{total:.2f} s" if route == "server" else "",
+                "",
+                "",
+                "",
+            ]
+        )
         if shares:
             worst = max(shares)
             but_first = " but the first (below)" if route == "server" else ""
-            summary.append([f"harness overhead ({route}): median / worst Python test{but_first}",
-                            f"{statistics.median(shares):.0%} / {worst:.0%}" if route == "fresh" else "",
-                            f"{statistics.median(shares):.0%} / {worst:.0%}" if route == "server" else "",
-                            "", f"<= {TARGETS['harness']:.0%}", "yes" if worst <= TARGETS["harness"] else "no"])
+            summary.append(
+                [
+                    f"harness overhead ({route}): median / worst Python test{but_first}",
+                    f"{statistics.median(shares):.0%} / {worst:.0%}" if route == "fresh" else "",
+                    f"{statistics.median(shares):.0%} / {worst:.0%}" if route == "server" else "",
+                    "",
+                    f"<= {TARGETS['harness']:.0%}",
+                    "yes" if worst <= TARGETS["harness"] else "no",
+                ]
+            )
             rest = sum(r["rest"] for r in rows.values()) - (server_start_wait(rows) if route == "server" else 0)
             share = f"{rest / total:.0%}" if total else "-"
-            summary.append([f"harness overhead ({route}): whole suite", share if route == "fresh" else "",
-                            share if route == "server" else "", "", f"<= {TARGETS['harness']:.0%}",
-                            "yes" if total and rest / total <= TARGETS["harness"] else "no"])
+            summary.append(
+                [
+                    f"harness overhead ({route}): whole suite",
+                    share if route == "fresh" else "",
+                    share if route == "server" else "",
+                    "",
+                    f"<= {TARGETS['harness']:.0%}",
+                    "yes" if total and rest / total <= TARGETS["harness"] else "no",
+                ]
+            )
         if route == "server":
-            summary.append(["the first test waits for the server's start (once per lit run and configuration)",
-                            "", f"{server_start_wait(rows):.2f} s", "", "", ""])
+            summary.append(
+                [
+                    "the first test waits for the server's start (once per lit run and configuration)",
+                    "",
+                    f"{server_start_wait(rows):.2f} s",
+                    "",
+                    "",
+                    "",
+                ]
+            )
 
     if not args.no_pytest:
         print("[pytest: serial and parallel]", file=sys.stderr, flush=True)
@@ -326,30 +397,49 @@ def main(argv: list[str] | None = None) -> int:
             ratio = statistics.median(pwalls["parallel"]) / statistics.median(pwalls["serial"])
             plain = args.jobs == os.cpu_count() and not paths  # README command 2: cores + 1 workers
             parallel = f"`pytest` ({args.jobs + 1} workers)" if plain else f"-n {args.jobs}"
-            summary.append([f"pytest {' '.join(paths) or '(all)'} wall, serial -> {parallel}",
-                            median_text(pwalls["serial"]), median_text(pwalls["parallel"]), f"{ratio:.2f}x",
-                            f"<= {TARGETS['pytest']}x", "yes" if ratio <= TARGETS["pytest"] else "no"])
+            summary.append(
+                [
+                    f"pytest {' '.join(paths) or '(all)'} wall, serial -> {parallel}",
+                    median_text(pwalls["serial"]),
+                    median_text(pwalls["parallel"]),
+                    f"{ratio:.2f}x",
+                    f"<= {TARGETS['pytest']}x",
+                    "yes" if ratio <= TARGETS["pytest"] else "no",
+                ]
+            )
         except RuntimeError as e:
             print(e, file=sys.stderr)
             summary.append(["pytest", "error", "", "", "", ""])
             jit_line = "pytest failed"
             failed = True
 
-    write(render(["figure", "before (fresh / serial)", "after (server / parallel)", "ratio", "target", "met?"],
-                 summary, args.markdown, right=lambda i: 0 < i < 4))
-    if not args.no_pytest:
+    with section("summary", args.markdown):
+        write(
+            render(
+                ["figure", "before (fresh / serial)", "after (server / parallel)", "ratio", "target", "met?"],
+                summary,
+                args.markdown,
+                right=lambda i: 0 < i < 4,
+            )
+        )
+        if not args.no_pytest:
+            write()
+            write(
+                f"JIT reuse in pytest {' '.join(paths) or '(all)'}: {jit_line}. Differential testing "
+                "(memref_runtime.differential.check_against) builds one JitModule for all its examples."
+            )
         write()
-        write(f"JIT reuse in pytest {' '.join(paths) or '(all)'}: {jit_line}. Differential testing "
-              "(memref_runtime.differential.check_against) builds one JitModule for all its examples.")
-    write()
-    write(f"Load average (1 min) before / after: {load_before:.2f} / {os.getloadavg()[0]:.2f} on "
-          f"{os.cpu_count()} cores: other work on the machine slows both sides.")
-    for route, rows in tables.items():
-        write()
-        write(f"Where each test's time goes, {route} interpreters ({'python_server=1' if route == 'server' else 'python_server=0'}), "
-              "lit -j1, milliseconds:")
-        write()
-        write(attribution_table(rows, args.markdown))
+        write(
+            f"Load average (1 min) before / after: {load_before:.2f} / {os.getloadavg()[0]:.2f} on "
+            f"{os.cpu_count()} cores: other work on the machine slows both sides."
+        )
+    with section("attribution", args.markdown):
+        for route, rows in tables.items():
+            write()
+            server = "python_server=1" if route == "server" else "python_server=0"
+            write(f"Where each test's time goes, {route} interpreters ({server}), lit -j1, milliseconds:")
+            write()
+            write(attribution_table(rows, args.markdown))
     if FAILED_COMMANDS:
         write()
         write("Failed (timed all the same): " + "; ".join(FAILED_COMMANDS))

@@ -5,6 +5,8 @@ them, and idle, side by side in one run. It prints how often each verdict was th
     python benchmarks/under_load.py                 # 10 claim runs and 5 lit runs, loaded and idle (~6 min)
     python benchmarks/under_load.py --quick         # 2 and 1: checks that it runs (CI)
     python benchmarks/under_load.py --busy 3        # three busy processes instead of two
+    python benchmarks/under_load.py --markdown      # the table in Markdown
+    python benchmarks/under_load.py --write-figures # and into docs/figures/under_load.md (docs include it)
 
 1. check_faster on @chain of mlir_inputs/bench_kernels.mlir: a true claim (4N steps against N,
    claimed 3x) must pass, and a false one (N against N, claimed 2x) must fail, saying "measured
@@ -35,6 +37,7 @@ except ImportError:  # not pip-installed: use the source tree
     sys.path.insert(0, str(ROOT / "runtime"))
 
 import numpy as np
+from harness import add_figures_option, render, write, write_figures, write_machine
 
 from memref_runtime import JitModule
 from memref_runtime.testing import InconclusiveClaim, check_faster
@@ -116,20 +119,26 @@ def describe(counts: dict, want: str) -> str:
     return f"{right} of {total} {want}" + (f" ({other})" if other else "")
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="2 claim runs and 1 lit run per condition")
     parser.add_argument("--busy", type=int, default=2, help="busy processes in the loaded condition (default 2)")
     parser.add_argument("--claims", type=int, help="runs of each claim per condition (default 10)")
     parser.add_argument("--lit", type=int, help="runs of the lit suite per condition (default 5)")
-    args = parser.parse_args()
+    parser.add_argument("--markdown", action="store_true", help="print the table in Markdown")
+    add_figures_option(parser)
+    args = parser.parse_args(argv)
+    return write_figures(args, "under_load", argv, lambda: report(args))
+
+
+def report(args: argparse.Namespace) -> int:
+    """Runs both conditions and prints the table; 1 when a verdict was wrong."""
     claims = args.claims or (2 if args.quick else 10)
     lits = args.lit if args.lit is not None else (1 if args.quick else 5)
-
-    print(f"{os.cpu_count()} CPUs; loaded: {args.busy} busy processes; {claims} runs of each claim, "
-          f"{lits} of the lit suite, per condition")
-    header = f"{'condition':<9} {'load':>5}  {'true 3x claim':<30} {'false 2x claim':<38} {'lit suite runs passed':<22}"
-    print(header)
+    write_machine(args.markdown)
+    write(f"Loaded: {args.busy} busy processes; {claims} runs of each claim, {lits} of the lit suite, per condition.")
+    write()
+    rows = []
     right = True
     for condition, processes in (("loaded", args.busy), ("idle", 0)):
         with busy(processes):
@@ -139,10 +148,26 @@ def main() -> int:
         (true_counts, true_s), (false_counts, false_s) = verdicts["true 3x"], verdicts["false 2x"]
         lit_passed = sum(1 for _, failed, _ in runs if failed == 0)
         lit_text = f"{lit_passed} of {len(runs)}" + (f" ({max(s for *_, s in runs):.0f} s max)" if runs else "")
-        print(f"{condition:<9} {load:5.1f}  {describe(true_counts, 'passed') + f' ({true_s:.1f} s max)':<30} "
-              f"{describe(false_counts, 'measured false') + f' ({false_s:.1f} s max)':<38} {lit_text:<22}")
+        rows.append(
+            [
+                condition,
+                f"{load:.1f}",
+                describe(true_counts, "passed") + f" ({true_s:.1f} s max)",
+                describe(false_counts, "measured false") + f" ({false_s:.1f} s max)",
+                lit_text,
+            ]
+        )
         right &= true_counts.get("passed", 0) == claims and not false_counts.get("passed") and lit_passed == len(runs)
-    print("every verdict right" if right else "SOME VERDICTS WRONG")
+    write(
+        render(
+            ["condition", "load", "true 3x claim", "false 2x claim", "lit suite runs passed"],
+            rows,
+            args.markdown,
+            right=lambda i: i == 1,
+        )
+    )
+    write()
+    write("every verdict right" if right else "SOME VERDICTS WRONG")
     return 0 if right else 1
 
 

@@ -2,15 +2,13 @@
 # REQUIRES: host-supports-jit, ml_dtypes
 """bf16 and f8 memrefs (ml_dtypes arrays) are copied by JIT code bit for bit."""
 
-
 import ml_dtypes
 import numpy as np
-
-from mlir.ir import *
 from mlir.execution_engine import *
-from memref_runtime.np_to_memref import *
-from memref_runtime.testing import log, run, lower, memref_arg
+from mlir.ir import *
 
+from memref_runtime.np_to_memref import *
+from memref_runtime.testing import log, lower, memref_arg, run
 
 # out[i] = a[i] over memref<?xT>: a load and a store of T, nothing else.
 COPY_MODULE = r"""

@@ -55,10 +55,14 @@ def testPassingChecksPrintOneStableLine():
     check_close("fma32 on 1000 random values", jit.fma32(a, b, c), a * b + c)
     x = rng.standard_normal(257)
     check_close("sum64 of 257 random values", jit.sum64(x), np.float64(x.sum()))
-    check_close("NaN and infinities where NumPy has them", jit.fma32(
-        np.array([np.inf, 1, np.nan], np.float32), np.ones(3, np.float32), np.zeros(3, np.float32)),
-        np.array([np.inf, 1, np.nan], np.float32))
-    check_close("integers, exactly", np.arange(6, dtype=np.int32).reshape(2, 3), np.arange(6, dtype=np.int32).reshape(2, 3))
+    check_close(
+        "NaN and infinities where NumPy has them",
+        jit.fma32(np.array([np.inf, 1, np.nan], np.float32), np.ones(3, np.float32), np.zeros(3, np.float32)),
+        np.array([np.inf, 1, np.nan], np.float32),
+    )
+    check_close(
+        "integers, exactly", np.arange(6, dtype=np.int32).reshape(2, 3), np.arange(6, dtype=np.int32).reshape(2, 3)
+    )
 
 
 run(testPassingChecksPrintOneStableLine)

@@ -8,6 +8,7 @@ signal's name and the case to a failed test's report (docs/failures.md)."""
 import ctypes
 
 import mlir.ir  # noqa: F401 - loads LLVM, whose handler prints the native stack
+
 from memref_runtime.testing import log, run
 
 

@@ -17,7 +17,9 @@ def reference(a, b, out):
     out[...] = a + b
 
 
-LAYOUT = re.compile(r"^  argument (\d) .*: \w+, shape \((\d+), (\d+)\), element strides \((-?\d+), (-?\d+)\), offset (\d+) ")
+LAYOUT = re.compile(
+    r"^  argument (\d) .*: \w+, shape \((\d+), (\d+)\), element strides \((-?\d+), (-?\d+)\), offset (\d+) "
+)
 
 
 def is_c_contiguous_from_0(rows, cols, row_stride, col_stride, offset):

@@ -2,14 +2,12 @@
 # REQUIRES: host-supports-jit
 """Element-wise add of a dynamic memref<?x?xf32> and a static memref<2x2xf32>, and of larger dynamic ones."""
 
-
 import numpy as np
-
-from mlir.ir import *
 from mlir.execution_engine import *
-from memref_runtime.np_to_memref import *
-from memref_runtime.testing import log, run, lower, memref_arg
+from mlir.ir import *
 
+from memref_runtime.np_to_memref import *
+from memref_runtime.testing import log, lower, memref_arg, run
 
 ADD_MODULE = r"""
 func.func @add_dynamic_static(%a: memref<?x?xf32>, %b: memref<2x2xf32>, %out: memref<2x2xf32>)

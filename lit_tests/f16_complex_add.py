@@ -2,14 +2,12 @@
 # REQUIRES: host-supports-jit
 """Element-wise adds of f16, complex<f32> and complex<f64> memrefs, checked against NumPy."""
 
-
 import numpy as np
-
-from mlir.ir import *
 from mlir.execution_engine import *
-from memref_runtime.np_to_memref import *
-from memref_runtime.testing import log, run, lower, memref_arg, unranked_arg
+from mlir.ir import *
 
+from memref_runtime.np_to_memref import *
+from memref_runtime.testing import log, lower, memref_arg, run, unranked_arg
 
 # out[i] = a[i] + b[i] over memref<?xT>, with `add` the op for T; @add_unranked does the
 # same on memref<*xT> cast to memref<?xT>.

@@ -7,8 +7,9 @@ import glob
 import os
 import sys
 
-import memref_runtime
 from mlir.ir import Context, Module
+
+import memref_runtime
 from memref_runtime.testing import log
 
 MLIR_INPUTS = sys.argv[1]

@@ -10,6 +10,7 @@ import shutil
 import sys
 
 import mlir.ir
+
 from memref_runtime.testing import log
 
 provider = os.environ["MEMREF_RUNTIME_BINDINGS"]
@@ -30,8 +31,10 @@ log("mlir.ir is the provider's ir module:", mlir.ir.Context is importlib.import_
 if tree:
     log("provider's ir module from -D mlir_python_path:", under(ir_file, tree))
 else:
-    log("provider's ir module from an installed distribution:",
-        any(part in ir_file.split(os.sep) for part in ("site-packages", "dist-packages")))
+    log(
+        "provider's ir module from an installed distribution:",
+        any(part in ir_file.split(os.sep) for part in ("site-packages", "dist-packages")),
+    )
 
 # The bare `mlir-opt` on PATH is the %mlir_opt that lit chose (a build tree's bin/ comes first),
 # or there is none at all (torch_mlir ships no mlir-opt).

@@ -2,14 +2,12 @@
 # REQUIRES: host-supports-jit
 """memref<1xT> + 0-d memref<T> into a result memref, for f32, f64, i32 and i64."""
 
-
 import numpy as np
-
-from mlir.ir import *
 from mlir.execution_engine import *
-from memref_runtime.np_to_memref import *
-from memref_runtime.testing import log, run, lower, memref_arg
+from mlir.ir import *
 
+from memref_runtime.np_to_memref import *
+from memref_runtime.testing import log, lower, memref_arg, run
 
 # One module per element type: out[0] = a[0] + b[], with `add` the op for T.
 ADD_MODULE = r"""

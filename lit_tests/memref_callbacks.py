@@ -5,11 +5,11 @@
 import ctypes
 
 import numpy as np
-
-from mlir.ir import *
 from mlir.execution_engine import *
+from mlir.ir import *
+
 from memref_runtime.np_to_memref import *
-from memref_runtime.testing import log, run, lower, memref_arg, unranked_arg, parse_input
+from memref_runtime.testing import log, lower, memref_arg, parse_input, run, unranked_arg
 
 
 # CHECK-LABEL: TEST: testRankedMemRefCallback
@@ -29,8 +29,7 @@ def testRankedMemRefCallback():
         # CHECK-NEXT{LITERAL}: [[1. 5.]
         # CHECK-NEXT:  [6. 7.]]
         # CHECK-NEXT: sum 19.0{{$}}
-        engine.invoke("callback_then_sum", memref_arg(np.array([[1, 5], [6, 7]], np.float32)),
-                      memref_arg(total))
+        engine.invoke("callback_then_sum", memref_arg(np.array([[1, 5], [6, 7]], np.float32)), memref_arg(total))
         log("sum", total)
 
         # Each row repeats one input element: the column stride is 0.

@@ -9,8 +9,8 @@ import os
 import sys
 
 import numpy as np
-
 from mlir.ir import *
+
 from memref_runtime import JitModule
 from memref_runtime.settings import default_opt_level
 from memref_runtime.testing import check_close, execution_engine, log, lower, run
@@ -68,7 +68,9 @@ def testOptLevelReachesEveryEngine():
     # CHECK-NEXT: testing.execution_engine() compiles as opt_level=N: True
     log("testing.execution_engine() compiles as opt_level=N:", engine_code() == engines[level])
     # CHECK-NEXT: JitModule() compiles as JitModule(opt_level=N): True
-    log("JitModule() compiles as JitModule(opt_level=N):", jit_code(jit) == jit_code(JitModule(MODULE, opt_level=level)))
+    log(
+        "JitModule() compiles as JitModule(opt_level=N):", jit_code(jit) == jit_code(JitModule(MODULE, opt_level=level))
+    )
 
     # CHECK-NEXT: add at the default level: ok, float32, shape (1000,)
     rng = np.random.default_rng(0)

@@ -20,11 +20,19 @@ def testFourTimesTheWork():
     state = np.zeros(1)
     options = dict(repeats=5, min_time=0.01, warmup=0.005)
     # CHECK-NEXT: 4N steps vs N, at least 3x: faster, ok
-    check_faster("4N steps vs N, at least 3x", lambda: jit.chain.benchmark(N, state, **options),
-                 lambda: jit.chain.benchmark(4 * N, state, **options), at_least=3)
+    check_faster(
+        "4N steps vs N, at least 3x",
+        lambda: jit.chain.benchmark(N, state, **options),
+        lambda: jit.chain.benchmark(4 * N, state, **options),
+        at_least=3,
+    )
     try:
-        check_faster("N steps vs N, at least 2x", lambda: jit.chain.benchmark(N, state, **options),
-                     lambda: jit.chain.benchmark(N, state, **options), at_least=2)
+        check_faster(
+            "N steps vs N, at least 2x",
+            lambda: jit.chain.benchmark(N, state, **options),
+            lambda: jit.chain.benchmark(N, state, **options),
+            at_least=2,
+        )
     except AssertionError as e:
         # CHECK-NEXT: AssertionError: N steps vs N, at least 2x: expected fast to be at least 2x faster than slow; measured false
         log(f"{type(e).__name__}:", str(e).split(" (95%")[0].rsplit(": ", 1)[0])

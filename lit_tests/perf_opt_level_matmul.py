@@ -23,9 +23,12 @@ def testO3BeatsO0OnMatmul():
     c = np.zeros((N, N), np.float32)
     # Each side is one benchmark: 5 samples, as many calls per sample as fill ~4 ms.
     # CHECK-NEXT: -O3 matmul is at least 2x -O0: faster, ok
-    check_faster("-O3 matmul is at least 2x -O0",
-                 lambda: o3.matmul.benchmark(a, b, c, repeats=5, min_time=0.02, warmup=0.005),
-                 lambda: o0.matmul.benchmark(a, b, c, repeats=5, min_time=0.02, warmup=0.005), at_least=2)
+    check_faster(
+        "-O3 matmul is at least 2x -O0",
+        lambda: o3.matmul.benchmark(a, b, c, repeats=5, min_time=0.02, warmup=0.005),
+        lambda: o0.matmul.benchmark(a, b, c, repeats=5, min_time=0.02, warmup=0.005),
+        at_least=2,
+    )
 
 
 run(testO3BeatsO0OnMatmul)

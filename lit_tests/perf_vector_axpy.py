@@ -20,9 +20,12 @@ def claim(level, at_least):
     y = np.zeros_like(x)
     a = np.float32(0.5)
     options = dict(repeats=5, min_time=0.01, warmup=0.005)
-    check_faster(f"vector axpy vs scalar at -O{level}, at least {at_least}x",
-                 lambda: jit.axpy_vector.benchmark(a, x, y, **options),
-                 lambda: jit.axpy.benchmark(a, x, y, **options), at_least=at_least)
+    check_faster(
+        f"vector axpy vs scalar at -O{level}, at least {at_least}x",
+        lambda: jit.axpy_vector.benchmark(a, x, y, **options),
+        lambda: jit.axpy.benchmark(a, x, y, **options),
+        at_least=at_least,
+    )
 
 
 # CHECK-LABEL: TEST: testVectorAxpyIsNotSlower

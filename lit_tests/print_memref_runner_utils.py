@@ -5,11 +5,11 @@
 import sys
 
 import numpy as np
-
-from mlir.ir import *
 from mlir.execution_engine import *
+from mlir.ir import *
+
 from memref_runtime.np_to_memref import *
-from memref_runtime.testing import log, run, lower, memref_arg, parse_input, flush_c_stdout
+from memref_runtime.testing import flush_c_stdout, log, lower, memref_arg, parse_input, run
 
 RUNNER_UTILS_LIBS = sys.argv[1:]
 
@@ -24,9 +24,7 @@ def invoke_and_flush(engine, name, *args):
 # CHECK-LABEL: TEST: testPrintMemrefF32
 def testPrintMemrefF32():
     with Context():
-        engine = ExecutionEngine(
-            lower(parse_input("print_memref_f32.mlir")), shared_libs=RUNNER_UTILS_LIBS
-        )
+        engine = ExecutionEngine(lower(parse_input("print_memref_f32.mlir")), shared_libs=RUNNER_UTILS_LIBS)
 
         # CHECK-NEXT: contiguous 2x3:
         # CHECK-NEXT: Unranked Memref base@ = 0x{{[0-9a-f]+}} rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =

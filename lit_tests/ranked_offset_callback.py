@@ -5,11 +5,11 @@
 import ctypes
 
 import numpy as np
-
-from mlir.ir import *
 from mlir.execution_engine import *
+from mlir.ir import *
+
 from memref_runtime.np_to_memref import *
-from memref_runtime.testing import log, run, lower, memref_arg
+from memref_runtime.testing import log, lower, memref_arg, run
 
 
 # CHECK-LABEL: TEST: testRankedOffsetViewCallback

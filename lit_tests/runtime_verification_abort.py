@@ -8,15 +8,16 @@ Python stack and the native one follow (docs/failures.md)."""
 import ctypes
 
 import numpy as np
-
 from mlir.execution_engine import ExecutionEngine
 from mlir.ir import Context
+
 from memref_runtime.testing import log, lower, memref_arg, parse_input, run
 
 
 def store_at(engine, array, index):
-    engine.invoke("store_at", memref_arg(array), ctypes.pointer(ctypes.c_int64(index)),
-                  ctypes.pointer(ctypes.c_float(1.0)))
+    engine.invoke(
+        "store_at", memref_arg(array), ctypes.pointer(ctypes.c_int64(index)), ctypes.pointer(ctypes.c_float(1.0))
+    )
 
 
 def testOutOfBoundsStoreAborts():

@@ -4,10 +4,10 @@
 in every JitModule, and in every lowering of memref_runtime.testing."""
 
 import numpy as np
-
 from mlir.ir import Context
+
 from memref_runtime import JitModule, RuntimeVerificationError
-from memref_runtime.testing import log, lower, parse_input, run, mlir_inputs
+from memref_runtime.testing import log, lower, mlir_inputs, parse_input, run
 
 
 def testJitModuleChecksByDefault():

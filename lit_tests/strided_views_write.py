@@ -2,14 +2,12 @@
 # REQUIRES: host-supports-jit
 """JIT code writes through non-contiguous NumPy views (slice, transpose, reversal) into their base."""
 
-
 import numpy as np
-
-from mlir.ir import *
 from mlir.execution_engine import *
-from memref_runtime.np_to_memref import *
-from memref_runtime.testing import log, run, lower, memref_arg
+from mlir.ir import *
 
+from memref_runtime.np_to_memref import *
+from memref_runtime.testing import log, lower, memref_arg, run
 
 # view[i, j] = 10 * i + j + 1: each written element says which view index it came from.
 FILL_MODULE = r"""

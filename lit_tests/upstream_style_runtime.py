@@ -6,10 +6,11 @@
 The shared checks hold for both runtimes; OURS checks what only memref_runtime gets right.
 """
 
+from mlir.execution_engine import *
 from mlir.ir import *
 from mlir.passmanager import *
-from mlir.execution_engine import *
 from mlir.runtime import *  # upstream's star import also hands out np and ctypes
+
 from memref_runtime.testing import log, parse_input, run
 
 
@@ -28,8 +29,10 @@ def testUnrankedCallbackOffset():
 
     with Context():
         module = parse_input("offset_view_unranked.mlir")
-        PassManager.parse("builtin.module(expand-strided-metadata,finalize-memref-to-llvm,"
-                          "convert-func-to-llvm,reconcile-unrealized-casts)").run(module.operation)
+        PassManager.parse(
+            "builtin.module(expand-strided-metadata,finalize-memref-to-llvm,"
+            "convert-func-to-llvm,reconcile-unrealized-casts)"
+        ).run(module.operation)
         engine = ExecutionEngine(module)
         engine.register_runtime("callback", callback)
         x = np.array([1, 2, 3, 4, 5], np.float32)

@@ -5,12 +5,11 @@
 import ctypes
 
 import numpy as np
-
-from mlir.ir import *
 from mlir.execution_engine import *
-from memref_runtime.np_to_memref import *
-from memref_runtime.testing import log, run, lower, memref_arg, unranked_arg, parse_input
+from mlir.ir import *
 
+from memref_runtime.np_to_memref import *
+from memref_runtime.testing import log, lower, memref_arg, parse_input, run, unranked_arg
 
 CALLBACKS_MODULE = r"""
 func.func @pass_0d(%arg0: memref<f32>) attributes { llvm.emit_c_interface } {

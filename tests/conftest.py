@@ -23,18 +23,23 @@ def pytest_configure(config):
         settings.load_profile("ci")
     workers.run_in_parallel_by_default(config)
     config.addinivalue_line(
-        "markers", "serial: runs alone: no other test runs meanwhile, also under pytest -n (RSS, timing)")
+        "markers", "serial: runs alone: no other test runs meanwhile, also under pytest -n (RSS, timing)"
+    )
     config.addinivalue_line(
-        "markers",
-        f"mlir_i1_memref: needs MLIR >= {MIN_MLIR_FOR_I1_MEMREF} to lower memref.load/store of i1")
+        "markers", f"mlir_i1_memref: needs MLIR >= {MIN_MLIR_FOR_I1_MEMREF} to lower memref.load/store of i1"
+    )
     config.addinivalue_line("markers", "jit: compiles and runs MLIR with the ExecutionEngine")
     config.addinivalue_line(
-        "markers", "debian_llvm: needs Debian's LLVM 22 packages (/usr/lib/llvm-22), which the README's commands "
-                   "do not install: skipped with the reason without them; .ci/run's debian route runs these")
+        "markers",
+        "debian_llvm: needs Debian's LLVM 22 packages (/usr/lib/llvm-22), which the README's commands "
+        "do not install: skipped with the reason without them; .ci/run's debian route runs these",
+    )
     config.addinivalue_line(
-        "markers", "harness: tests of the lit harness's machinery (lit, CMake, pytest, the tools run in "
-                   "subprocesses); the same on every Python and provider, so .ci/run's 3.10 and torch-mlir "
-                   "routes deselect them (-m 'not harness') and run the lit suite itself there instead")
+        "markers",
+        "harness: tests of the lit harness's machinery (lit, CMake, pytest, the tools run in "
+        "subprocesses); the same on every Python and provider, so .ci/run's 3.10 and torch-mlir "
+        "routes deselect them (-m 'not harness') and run the lit suite itself there instead",
+    )
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -52,7 +57,8 @@ def serial_tests_run_alone(request, tmp_path_factory):
 def pytest_collection_modifyitems(config, items):
     no_i1 = pytest.mark.skip(
         reason=f"MLIR {MLIR_MAJOR} < {MIN_MLIR_FOR_I1_MEMREF}: lowering memref.load/store of i1 "
-        "aborts the process (assertion `integralElementType.getWidth() >= 8`)")
+        "aborts the process (assertion `integralElementType.getWidth() >= 8`)"
+    )
     no_jit = pytest.mark.skip(reason="no MLIR Python bindings with an ExecutionEngine")
     workers.serial_first(items)
     for item in items:

@@ -42,17 +42,27 @@ print("ok")
 def site_python(code: str, extra_path: list[str], **env) -> subprocess.CompletedProcess:
     """`code` in a fresh interpreter with the lit set-up: _site first on PYTHONPATH."""
     path = os.pathsep.join([str(SITE_DIR), str(RUNTIME_DIR), *extra_path])
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "PYTHONPATH": path, **env})
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": path, **env},
+    )
 
 
-@pytest.mark.parametrize("runtime, module", [("upstream", "{provider}.runtime.np_to_memref"),
-                                             ("memref_runtime", "memref_runtime.conversion")])
+@pytest.mark.parametrize(
+    "runtime, module",
+    [("upstream", "{provider}.runtime.np_to_memref"), ("memref_runtime", "memref_runtime.conversion")],
+)
 def test_sitecustomize_picks_the_runtime_and_runs_the_one_it_shadows(tmp_path, runtime, module):
     module = module.format(provider=bindings().name)
     (tmp_path / "sitecustomize.py").write_text("import sys; print('other sitecustomize', file=sys.stderr)\n")
-    result = site_python("from mlir.runtime import *; print(get_ranked_memref_descriptor.__module__)",
-                         [str(tmp_path)], MEMREF_RUNTIME_MLIR_RUNTIME=runtime)
+    result = site_python(
+        "from mlir.runtime import *; print(get_ranked_memref_descriptor.__module__)",
+        [str(tmp_path)],
+        MEMREF_RUNTIME_MLIR_RUNTIME=runtime,
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == module
     assert "other sitecustomize" in result.stderr

@@ -151,11 +151,17 @@ EXPECTS_F32 = "expects memref<?xf32> (a 1-d float32 array), got "
 def test_byte_swapped_data(kernels):
     swapped = np.arange(4, dtype=">f4")
     for convert in (get_ranked_memref_descriptor, get_unranked_memref_descriptor):
-        with raises_exactly(ValueError, "nparray: expected native byte order, got big-endian float32 ('>f4'); "
-                                        "convert it first, e.g. a.astype(a.dtype.newbyteorder('='))"):
+        with raises_exactly(
+            ValueError,
+            "nparray: expected native byte order, got big-endian float32 ('>f4'); "
+            "convert it first, e.g. a.astype(a.dtype.newbyteorder('='))",
+        ):
             convert(swapped)
-    with raises_exactly(ValueError, "add(): argument 1 " + EXPECTS_F32 + "a big-endian float32 ('>f4') array of "
-                                    "shape (4,); convert it with a.astype(a.dtype.newbyteorder('='))"):
+    with raises_exactly(
+        ValueError,
+        "add(): argument 1 " + EXPECTS_F32 + "a big-endian float32 ('>f4') array of "
+        "shape (4,); convert it with a.astype(a.dtype.newbyteorder('='))",
+    ):
         kernels.add(F32, swapped, F32.copy())
     out = np.zeros(4, np.float32)
     kernels.add(F32, swapped.astype(swapped.dtype.newbyteorder("=")), out)  # the conversion the message names
@@ -166,8 +172,10 @@ def test_stride_not_a_multiple_of_the_item_size(kernels):
     field = np.zeros(4, dtype=[("a", "<f4"), ("b", "u1")])["a"]  # float32 at a 5-byte stride
     field[:] = np.arange(4)
     assert field.dtype == np.float32 and field.strides == (5,)
-    problem = ("stride 5 bytes on axis 0 is not a multiple of the item size 4 (float32); a memref counts "
-               "strides in elements. Copy the array (np.ascontiguousarray) first")
+    problem = (
+        "stride 5 bytes on axis 0 is not a multiple of the item size 4 (float32); a memref counts "
+        "strides in elements. Copy the array (np.ascontiguousarray) first"
+    )
     for convert in (get_ranked_memref_descriptor, get_unranked_memref_descriptor):
         with raises_exactly(ValueError, f"nparray: {problem}"):
             convert(field)
@@ -181,16 +189,22 @@ def test_stride_not_a_multiple_of_the_item_size(kernels):
 def test_non_contiguous_array_for_an_identity_layout(kernels):
     every_other = np.arange(8, dtype=np.float32)[::2]
     out = np.zeros(4, np.float32)
-    with raises_exactly(ValueError, "add(): argument 0 expects memref<?xf32>, whose identity layout assumes a "
-                                    "C-contiguous array, got a non-contiguous float32 ('<f4') array of shape (4,) "
-                                    "and byte strides (8,); pass np.ascontiguousarray(a), or declare the parameter "
-                                    "with a strided layout (strided<[?, ...], offset: ?>)"):
+    with raises_exactly(
+        ValueError,
+        "add(): argument 0 expects memref<?xf32>, whose identity layout assumes a "
+        "C-contiguous array, got a non-contiguous float32 ('<f4') array of shape (4,) "
+        "and byte strides (8,); pass np.ascontiguousarray(a), or declare the parameter "
+        "with a strided layout (strided<[?, ...], offset: ?>)",
+    ):
         kernels.add(every_other, F32, out)
     with pytest.raises(ValueError, match=r"^add\(\): argument 2 expects memref<\?xf32>, whose identity layout"):
         kernels.add(F32, F32, np.zeros(8, np.float32)[::2])
-    with pytest.raises(ValueError, match=r"^corner\(\): argument 0 expects memref<2x3xf64>, whose identity layout "
-                                         r".* non-contiguous float64 \('<f8'\) array of shape \(2, 3\) and byte "
-                                         r"strides \(48, 16\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"^corner\(\): argument 0 expects memref<2x3xf64>, whose identity layout "
+        r".* non-contiguous float64 \('<f8'\) array of shape \(2, 3\) and byte "
+        r"strides \(48, 16\)",
+    ):
         kernels.corner(np.zeros((2, 6))[:, ::2])
     np.testing.assert_array_equal(out, 0)
     kernels.scale(every_other, 10.0)  # a strided parameter takes the view itself
@@ -212,8 +226,10 @@ def test_wrong_rank(kernels):
 
 
 def test_wrong_static_dimension(kernels):
-    with raises_exactly(ValueError, "corner(): argument 0 expects memref<2x3xf64> (shape (2, 3)), "
-                                    "got a float64 ('<f8') array of shape (3, 2)"):
+    with raises_exactly(
+        ValueError,
+        "corner(): argument 0 expects memref<2x3xf64> (shape (2, 3)), got a float64 ('<f8') array of shape (3, 2)",
+    ):
         kernels.corner(np.zeros((3, 2)))
     assert kernels.corner(np.arange(6.0).reshape(2, 3)) == 5.0
 
@@ -233,20 +249,25 @@ def test_too_many_arguments(kernels):
 
 
 def test_unknown_function_name(kernels):
-    with raises_exactly(AttributeError, "the module has no function @nope; public functions: add, scale, corner, "
-                                        "nothing"):
-        kernels.nope
-    with raises_exactly(AttributeError, "the module has no function @nope; public functions: add, scale, corner, "
-                                        "nothing"):
+    with raises_exactly(
+        AttributeError, "the module has no function @nope; public functions: add, scale, corner, nothing"
+    ):
+        _ = kernels.nope
+    with raises_exactly(
+        AttributeError, "the module has no function @nope; public functions: add, scale, corner, nothing"
+    ):
         kernels.call("nope", 1)
-    with raises_exactly(AttributeError, "the module has only a private @helper; public functions: add, scale, "
-                                        "corner, nothing"):
+    with raises_exactly(
+        AttributeError, "the module has only a private @helper; public functions: add, scale, corner, nothing"
+    ):
         kernels.call("helper")
     assert "helper" not in kernels.functions and "add" in kernels.functions
 
 
-READ_ONLY = "add(): argument 2 expects memref<?xf32>, got a read-only float32 ('<f4') array of shape (4,); " \
-            "the native code may write into it, so pass a writable copy (np.array(a))"
+READ_ONLY = (
+    "add(): argument 2 expects memref<?xf32>, got a read-only float32 ('<f4') array of shape (4,); "
+    "the native code may write into it, so pass a writable copy (np.array(a))"
+)
 
 
 def assert_refused_for_writing_and_read_correctly(kernels, total, read_only: np.ndarray, expected_sum: float):
@@ -316,14 +337,24 @@ func.func @zero_first(%m: memref<?xf32> {bufferization.writable = false}) {
     np.testing.assert_array_equal(b, [0, 2, 3, 4])
 
 
-@pytest.mark.parametrize("value, type_name", [
-    ([1.0, 2.0], "list"), ((1, 2), "tuple"), (3.5, "float"), (np.float32(1), "float32"), (None, "NoneType"),
-])
+@pytest.mark.parametrize(
+    "value, type_name",
+    [
+        ([1.0, 2.0], "list"),
+        ((1, 2), "tuple"),
+        (3.5, "float"),
+        (np.float32(1), "float32"),
+        (None, "NoneType"),
+    ],
+)
 def test_not_an_array(kernels, value, type_name):
     hint = "; wrap it in np.asarray(..., dtype=...)" if isinstance(value, (list, tuple)) else ""
     for convert in (get_ranked_memref_descriptor, get_unranked_memref_descriptor):
-        with raises_exactly(TypeError, "nparray: expected an array (a numpy.ndarray, or an object with __dlpack__, "
-                                       f"__array_interface__ or a buffer), got {type_name}{hint}"):
+        with raises_exactly(
+            TypeError,
+            "nparray: expected an array (a numpy.ndarray, or an object with __dlpack__, "
+            f"__array_interface__ or a buffer), got {type_name}{hint}",
+        ):
             convert(value)
     with pytest.raises(TypeError, match=rf"^add\(\): argument 1 {re.escape(EXPECTS_F32)}{type_name} "):
         kernels.add(F32, value, F32.copy())
@@ -332,8 +363,11 @@ def test_not_an_array(kernels, value, type_name):
 def test_object_dtype(kernels):
     objects = np.array([object(), 1, "two", None], dtype=object)
     for convert in (get_ranked_memref_descriptor, get_unranked_memref_descriptor):
-        with pytest.raises(TypeError, match=r"^nparray: dtype object \('\|O'\) has no MLIR element type; "
-                                            r"expected one of .*float32"):
+        with pytest.raises(
+            TypeError,
+            match=r"^nparray: dtype object \('\|O'\) has no MLIR element type; "
+            r"expected one of .*float32",
+        ):
             convert(objects)
     with raises_exactly(TypeError, "add(): argument 1 " + EXPECTS_F32 + "an object ('|O') array of shape (4,)"):
         kernels.add(F32, objects, F32.copy())
@@ -344,30 +378,42 @@ def test_object_dtype(kernels):
 
 def test_array_on_a_device_that_is_not_the_host(kernels):
     on_gpu = DLPackProducer(np.zeros(4, np.float32), device=(2, 0))  # kDLCUDA
-    where = ("on DLPack device kDLCUDA:0; memref arguments must be host (CPU) memory: copy it there first "
-             "(tensor.cpu(), jax.device_put(a, jax.devices('cpu')[0]), cupy.asnumpy(a))")
-    with raises_exactly(ValueError, "add(): argument 0 expects memref<?xf32>, got a "
-                                    f"support.dlpack_producer.DLPackProducer of dtype float32, shape (4,) {where}"):
+    where = (
+        "on DLPack device kDLCUDA:0; memref arguments must be host (CPU) memory: copy it there first "
+        "(tensor.cpu(), jax.device_put(a, jax.devices('cpu')[0]), cupy.asnumpy(a))"
+    )
+    with raises_exactly(
+        ValueError,
+        "add(): argument 0 expects memref<?xf32>, got a "
+        f"support.dlpack_producer.DLPackProducer of dtype float32, shape (4,) {where}",
+    ):
         kernels.add(on_gpu, F32, F32.copy())
-    with raises_exactly(ValueError, "nparray: got a support.dlpack_producer.DLPackProducer of dtype float32, "
-                                    f"shape (4,) {where}"):
+    with raises_exactly(
+        ValueError, f"nparray: got a support.dlpack_producer.DLPackProducer of dtype float32, shape (4,) {where}"
+    ):
         get_ranked_memref_descriptor(on_gpu)
     assert on_gpu.capsules == []  # refused before anything was exported
     torch = pytest.importorskip("torch")
-    with raises_exactly(ValueError, "add(): argument 2 expects memref<?xf32>, got a torch.Tensor of dtype "
-                                    "torch.float32, shape (4,), device meta, whose __dlpack_device__() names no "
-                                    "DLPack device (ValueError: Unknown device type meta for Dlpack); memref "
-                                    "arguments must be host (CPU) memory"):
+    with raises_exactly(
+        ValueError,
+        "add(): argument 2 expects memref<?xf32>, got a torch.Tensor of dtype "
+        "torch.float32, shape (4,), device meta, whose __dlpack_device__() names no "
+        "DLPack device (ValueError: Unknown device type meta for Dlpack); memref "
+        "arguments must be host (CPU) memory",
+    ):
         kernels.add(F32, F32, torch.empty(4, device="meta"))
 
 
 def test_read_only_dlpack_export_where_native_code_may_write(kernels, total):
     a = np.arange(4, dtype=np.float32)
     read_only = DLPackProducer(a, flags=1)  # DLPACK_FLAG_BITMASK_READ_ONLY
-    with raises_exactly(ValueError, "add(): argument 2 expects memref<?xf32>, got a "
-                                    "support.dlpack_producer.DLPackProducer of dtype float32, shape (4,), device "
-                                    "kDLCPU:0, exported read-only; the native code may write into it, so pass a "
-                                    "writable copy (np.array(a))"):
+    with raises_exactly(
+        ValueError,
+        "add(): argument 2 expects memref<?xf32>, got a "
+        "support.dlpack_producer.DLPackProducer of dtype float32, shape (4,), device "
+        "kDLCPU:0, exported read-only; the native code may write into it, so pass a "
+        "writable copy (np.array(a))",
+    ):
         kernels.add(F32, F32, read_only)
     assert total(read_only) == 6.0  # a tensor parameter is a read-only use
     gc.collect()
@@ -377,20 +423,26 @@ def test_read_only_dlpack_export_where_native_code_may_write(kernels, total):
 def test_jax_array_where_native_code_may_write(kernels, total):
     jnp = pytest.importorskip("jax.numpy")
     a = jnp.arange(4, dtype=jnp.float32)
-    with raises_exactly(ValueError, "add(): argument 2 expects memref<?xf32>, got a jax.Array of dtype float32, "
-                                    "shape (4,), device cpu:0, immutable; the native code may write into it, so "
-                                    "pass a writable copy (np.array(a))"):
+    with raises_exactly(
+        ValueError,
+        "add(): argument 2 expects memref<?xf32>, got a jax.Array of dtype float32, "
+        "shape (4,), device cpu:0, immutable; the native code may write into it, so "
+        "pass a writable copy (np.array(a))",
+    ):
         kernels.add(F32, F32, a)
     assert total(a) == 6.0  # a tensor parameter is a read-only use
 
 
 def test_dlpack_data_type_without_an_mlir_element_type(kernels):
     e8m0 = DLPackProducer(np.zeros(4, np.uint8), dtype=(14, 8, 1))  # kDLFloat8_e8m0fnu
-    with pytest.raises(TypeError, match=r"^add\(\): argument 0 expects memref<\?xf32>, got a "
-                                        r"support\.dlpack_producer\.DLPackProducer of dtype kDLFloat8_e8m0fnu bits 8, "
-                                        r"shape \(4,\), device kDLCPU:0: DLPack data type kDLFloat8_e8m0fnu bits 8 "
-                                        r"has no MLIR element type here; "
-                                        r"supported: kDLInt bits 8 \(i8\), .*kDLBfloat bits 16 \(bf16\)"):
+    with pytest.raises(
+        TypeError,
+        match=r"^add\(\): argument 0 expects memref<\?xf32>, got a "
+        r"support\.dlpack_producer\.DLPackProducer of dtype kDLFloat8_e8m0fnu bits 8, "
+        r"shape \(4,\), device kDLCPU:0: DLPack data type kDLFloat8_e8m0fnu bits 8 "
+        r"has no MLIR element type here; "
+        r"supported: kDLInt bits 8 \(i8\), .*kDLBfloat bits 16 \(bf16\)",
+    ):
         kernels.add(e8m0, F32, F32.copy())
     gc.collect()
     assert e8m0.deleted == 1
@@ -398,10 +450,13 @@ def test_dlpack_data_type_without_an_mlir_element_type(kernels):
 
 def test_tensor_its_framework_will_not_export(kernels):
     torch = pytest.importorskip("torch")
-    with raises_exactly(ValueError, "add(): argument 0 expects memref<?xf32>, got a torch.Tensor of dtype "
-                                    "torch.float32, shape (4,), device cpu, which its __dlpack__() would not "
-                                    "export: BufferError: Can't export tensors that require gradient, use "
-                                    "tensor.detach()"):
+    with raises_exactly(
+        ValueError,
+        "add(): argument 0 expects memref<?xf32>, got a torch.Tensor of dtype "
+        "torch.float32, shape (4,), device cpu, which its __dlpack__() would not "
+        "export: BufferError: Can't export tensors that require gradient, use "
+        "tensor.detach()",
+    ):
         kernels.add(torch.zeros(4, requires_grad=True), F32, F32.copy())
     with pytest.raises(ValueError, match="would not export: BufferError: Can't export tensors with the conjugate"):
         get_ranked_memref_descriptor(torch.zeros(4, dtype=torch.complex64).conj())
@@ -409,16 +464,22 @@ def test_tensor_its_framework_will_not_export(kernels):
 
 def test_other_frameworks_array_of_the_wrong_dtype_rank_or_layout(kernels):
     torch = pytest.importorskip("torch")
-    with raises_exactly(TypeError, "add(): argument 1 " + EXPECTS_F32 + "a torch.Tensor of dtype torch.float16, "
-                                                                        "shape (4,), device cpu"):
+    with raises_exactly(
+        TypeError, "add(): argument 1 " + EXPECTS_F32 + "a torch.Tensor of dtype torch.float16, shape (4,), device cpu"
+    ):
         kernels.add(F32, torch.zeros(4, dtype=torch.float16), F32.copy())
-    with raises_exactly(ValueError, "add(): argument 1 " + EXPECTS_F32 + "a torch.Tensor of dtype torch.float32, "
-                                                                         "shape (2, 2), device cpu"):
+    with raises_exactly(
+        ValueError,
+        "add(): argument 1 " + EXPECTS_F32 + "a torch.Tensor of dtype torch.float32, shape (2, 2), device cpu",
+    ):
         kernels.add(F32, torch.zeros(2, 2), F32.copy())
-    with raises_exactly(ValueError, "add(): argument 2 expects memref<?xf32>, whose identity layout assumes a "
-                                    "C-contiguous array, got a torch.Tensor of dtype torch.float32, shape (4,), "
-                                    "strides (2,), device cpu; pass a contiguous copy (t.contiguous() for torch), "
-                                    "or declare the parameter with a strided layout (strided<[?, ...], offset: ?>)"):
+    with raises_exactly(
+        ValueError,
+        "add(): argument 2 expects memref<?xf32>, whose identity layout assumes a "
+        "C-contiguous array, got a torch.Tensor of dtype torch.float32, shape (4,), "
+        "strides (2,), device cpu; pass a contiguous copy (t.contiguous() for torch), "
+        "or declare the parameter with a strided layout (strided<[?, ...], offset: ?>)",
+    ):
         kernels.add(F32, F32, torch.zeros(8)[::2])
     every_other = torch.arange(8, dtype=torch.float32)[::2]
     kernels.scale(every_other, 10.0)  # a strided parameter takes the view itself
@@ -435,8 +496,9 @@ def test_malformed_mlir():
 
     for bad in ("func.func @f(", "func.func @f(%x: i32) -> i32 {\n  return %y : i32\n}\n"):
         for load in (JitModule, lower_to_llvm):
-            with pytest.raises(bindings().ir.MLIRError,
-                               match=r'^Unable to parse module assembly:\nerror: "-":\d+:\d+: \w'):
+            with pytest.raises(
+                bindings().ir.MLIRError, match=r'^Unable to parse module assembly:\nerror: "-":\d+:\d+: \w'
+            ):
                 load(bad)
 
 
@@ -447,8 +509,9 @@ def test_unknown_pass():
     with pytest.raises(LoweringError) as info:
         JitModule("func.func @f() {\n return\n}\n", pipeline="builtin.module(no-such-pass)")
     error = info.value
-    assert str(error).startswith("lowering to the LLVM dialect failed\n  pipeline: builtin.module(no-such-pass)\n"
-                                 "  error: ")
+    assert str(error).startswith(
+        "lowering to the LLVM dialect failed\n  pipeline: builtin.module(no-such-pass)\n  error: "
+    )
     assert "'no-such-pass' does not refer to a registered pass or pass pipeline" in str(error)
     assert error.pipeline == "builtin.module(no-such-pass)" and error.diagnostics
     assert f"reproducer (the input IR): {error.reproducer}" in str(error)
@@ -463,9 +526,12 @@ def test_lowering_that_leaves_an_untranslatable_op():
     # Without math lowering, math.erf survives to the translation to LLVM IR.
     pipeline = "builtin.module(convert-arith-to-llvm,convert-func-to-llvm,reconcile-unrealized-casts)"
     src = "func.func @f(%x: f64) -> f64 {\n %y = math.erf %x : f64\n return %y : f64\n}\n"
-    with pytest.raises(TranslationError, match=r"^cannot create the ExecutionEngine: ops not lowered to the LLVM "
-                                               r"dialect: math\.erf; add passes that lower them to the pipeline\n"
-                                               r"  error: ") as info:
+    with pytest.raises(
+        TranslationError,
+        match=r"^cannot create the ExecutionEngine: ops not lowered to the LLVM "
+        r"dialect: math\.erf; add passes that lower them to the pipeline\n"
+        r"  error: ",
+    ) as info:
         JitModule(src, pipeline=pipeline)
     assert info.value.ops == ["math.erf"]
     assert any("math.erf" in d and "LLVM" in d for d in info.value.diagnostics)
@@ -496,7 +562,9 @@ def test_exception_raised_in_a_callback(monkeypatch):
     unraisable = record_unraisable_types(monkeypatch)
     raw = ctypes.CFUNCTYPE(ctypes.c_float, ctypes.c_float)(lambda x: 1 / 0)
     engine = compile_mlir(RAW_CALLBACK, {"visit": raw})
-    engine.invoke("run", ctypes.pointer(ctypes.c_float(1.0)), memref_arg(get_ranked_memref_descriptor(np.zeros((), np.float32))))
+    engine.invoke(
+        "run", ctypes.pointer(ctypes.c_float(1.0)), memref_arg(get_ranked_memref_descriptor(np.zeros((), np.float32)))
+    )
     assert unraisable == [ZeroDivisionError]
 
 
@@ -508,8 +576,10 @@ def test_callback_returning_the_wrong_type(monkeypatch):
     with raises_exactly(TypeError, "callback @split: expected 2 results (f64, i64), got (1.5, 1, 2)"):
         jit.run_split(1.5)
     jit = callbacks(split=lambda x: (x, 2.5))
-    with raises_exactly(TypeError, "callback @split: result 1 expects i64 (an integer), got float 2.5; "
-                                   "convert it explicitly, e.g. int(x)"):
+    with raises_exactly(
+        TypeError,
+        "callback @split: result 1 expects i64 (an integer), got float 2.5; convert it explicitly, e.g. int(x)",
+    ):
         jit.run_split(1.5)
     # Upstream's way: ctypes cannot convert the value, reports it to sys.unraisablehook ("Exception
     # ignored on converting result of ctypes callback function") and the native code reads an
@@ -517,7 +587,9 @@ def test_callback_returning_the_wrong_type(monkeypatch):
     unraisable = record_unraisable_types(monkeypatch)
     raw = ctypes.CFUNCTYPE(ctypes.c_float, ctypes.c_float)(lambda x: "not a number")
     engine = compile_mlir(RAW_CALLBACK, {"visit": raw})
-    engine.invoke("run", ctypes.pointer(ctypes.c_float(1.0)), memref_arg(get_ranked_memref_descriptor(np.zeros((), np.float32))))
+    engine.invoke(
+        "run", ctypes.pointer(ctypes.c_float(1.0)), memref_arg(get_ranked_memref_descriptor(np.zeros((), np.float32)))
+    )
     assert unraisable == [TypeError]
 
 
@@ -545,6 +617,10 @@ def catalogue_rows() -> list[tuple[str, str, str]]:
 def test_catalogue_rows_and_tests_match():
     rows = catalogue_rows()
     named = [test for _, _, test in rows]
-    here = sorted(name for name in globals() if name.startswith("test_") and name != "test_catalogue_rows_and_tests_match")
-    assert sorted(named) == here, "each row of the catalogue (docs/bad-inputs.md) is one test here, and each test here a row"
+    here = sorted(
+        name for name in globals() if name.startswith("test_") and name != "test_catalogue_rows_and_tests_match"
+    )
+    assert sorted(named) == here, (
+        "each row of the catalogue (docs/bad-inputs.md) is one test here, and each test here a row"
+    )
     assert all(what for _, what, _ in rows)

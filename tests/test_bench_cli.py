@@ -59,11 +59,14 @@ def test_inputs_take_every_dynamic_size_and_integer_scalar_from_n(signatures):
     assert a.shape == (8,) and isinstance(s, float)
 
 
-@pytest.mark.parametrize("name, size, fixed, message", [
-    ("unranked", 8, None, "argument 0 is memref<\\*xf32>, whose rank the signature does not say"),
-    ("mixed", None, None, "argument 0 \\(memref<\\?x16xf32>\\) has dynamic sizes: give --sizes"),
-    ("mixed", 8, {0: 1}, "--arg 0=...: @mixed has no scalar argument 0"),
-])
+@pytest.mark.parametrize(
+    "name, size, fixed, message",
+    [
+        ("unranked", 8, None, "argument 0 is memref<\\*xf32>, whose rank the signature does not say"),
+        ("mixed", None, None, "argument 0 \\(memref<\\?x16xf32>\\) has dynamic sizes: give --sizes"),
+        ("mixed", 8, {0: 1}, "--arg 0=...: @mixed has no scalar argument 0"),
+    ],
+)
 def test_inputs_it_cannot_make_are_named(signatures, name, size, fixed, message):
     with pytest.raises(InputError, match=message):
         make_inputs(signatures[name], size, fixed=fixed)
@@ -73,19 +76,35 @@ def test_an_argument_over_the_size_limit_is_refused_before_it_is_allocated(signa
     from memref_runtime.bench import inputs
 
     monkeypatch.setattr(inputs, "MAX_ARGUMENT_BYTES", 1 << 20)
-    with pytest.raises(InputError, match=r"argument 0 \(memref<\?x16xf32>\) would be \(32768, 16\), 0.0 GiB, "
-                                         r"at size 32768: over memref-bench's 0 GiB per argument"):
+    with pytest.raises(
+        InputError,
+        match=r"argument 0 \(memref<\?x16xf32>\) would be \(32768, 16\), 0.0 GiB, "
+        r"at size 32768: over memref-bench's 0 GiB per argument",
+    ):
         make_inputs(signatures["mixed"], 1 << 15)
 
 
 def test_the_table_has_a_row_per_size_and_opt_level(capsys):
-    status, out, _ = run(capsys, BENCH_KERNELS, "-f", "matmul", "--sizes", "8,16", "--opt-levels", "0,2",
-                         "--flops", "2*n**3", "--quick")
+    status, out, _ = run(
+        capsys, BENCH_KERNELS, "-f", "matmul", "--sizes", "8,16", "--opt-levels", "0,2", "--flops", "2*n**3", "--quick"
+    )
     assert status == 0
     lines = out.splitlines()
     assert lines[0] == f"@matmul in {BENCH_KERNELS}"
-    assert lines[1].split() == ["size", "opt", "median", "94%", "interval", "min", "samples", "x", "calls",
-                                "GFLOP/s", "vs", "-O0"]
+    assert lines[1].split() == [
+        "size",
+        "opt",
+        "median",
+        "94%",
+        "interval",
+        "min",
+        "samples",
+        "x",
+        "calls",
+        "GFLOP/s",
+        "vs",
+        "-O0",
+    ]
     rows = [line.split() for line in lines[2:6]]
     assert [(r[0], r[1]) for r in rows] == [("8", "-O0"), ("16", "-O0"), ("8", "-O2"), ("16", "-O2")]
     assert [r[-1] for r in rows[:2]] == ["1.00x", "1.00x"]  # each size against its -O0 row
@@ -95,8 +114,22 @@ def test_the_table_has_a_row_per_size_and_opt_level(capsys):
 
 
 def test_json_gives_the_same_rows_with_every_statistic(capsys):
-    status, out, _ = run(capsys, BENCH_KERNELS, "-f", "matmul", "--sizes", "8", "--opt-levels", "0,3",
-                         "--flops", "2*n**3", "--bytes", "3*4*n*n", "--quick", "--json")
+    status, out, _ = run(
+        capsys,
+        BENCH_KERNELS,
+        "-f",
+        "matmul",
+        "--sizes",
+        "8",
+        "--opt-levels",
+        "0,3",
+        "--flops",
+        "2*n**3",
+        "--bytes",
+        "3*4*n*n",
+        "--quick",
+        "--json",
+    )
     assert status == 0
     report = json.loads(out)
     assert (report["function"], Path(report["file"])) == ("matmul", Path(BENCH_KERNELS))
@@ -119,8 +152,20 @@ def test_the_plot_is_written(capsys, tmp_path, flops):
     pytest.importorskip("matplotlib")
     path = tmp_path / "matmul.png"
     extra = ["--flops", flops] if flops else []
-    status, _, err = run(capsys, BENCH_KERNELS, "-f", "matmul", "--sizes", "4,8", "--opt-levels", "0,3",
-                         "--quick", "--plot", str(path), *extra)
+    status, _, err = run(
+        capsys,
+        BENCH_KERNELS,
+        "-f",
+        "matmul",
+        "--sizes",
+        "4,8",
+        "--opt-levels",
+        "0,3",
+        "--quick",
+        "--plot",
+        str(path),
+        *extra,
+    )
     assert status == 0 and err == f"memref-bench: wrote {path}\n"
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 10_000
 
@@ -142,15 +187,21 @@ def test_without_matplotlib_plot_names_the_extra_before_measuring(capsys, monkey
     assert not (tmp_path / "x.png").exists()
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["-f", "nothere"], "has no public function @nothere; it has: empty, chain, matmul, axpy, axpy_vector"),
-    (["-f", "matmul"], r"@matmul\(memref<\?x\?xf32>, memref<\?x\?xf32>, memref<\?x\?xf32>\) takes sizes: give --sizes"),
-    (["-f", "matmul", "--sizes", "8", "--flops", "2*x"], "expected an arithmetic expression in n"),
-    (["-f", "matmul", "--sizes", "8", "--flops", "__import__('os')"], "expected an arithmetic expression in n"),
-    (["-f", "matmul", "--sizes", "8,-1"], "expected comma-separated sizes"),
-    (["-f", "matmul", "--sizes", "8", "--opt-levels", "4"], "expected opt levels from 0 to 3"),
-    (["-f", "chain", "--sizes", "8", "--arg", "x=1"], "expected INDEX=VALUE"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["-f", "nothere"], "has no public function @nothere; it has: empty, chain, matmul, axpy, axpy_vector"),
+        (
+            ["-f", "matmul"],
+            r"@matmul\(memref<\?x\?xf32>, memref<\?x\?xf32>, memref<\?x\?xf32>\) takes sizes: give --sizes",
+        ),
+        (["-f", "matmul", "--sizes", "8", "--flops", "2*x"], "expected an arithmetic expression in n"),
+        (["-f", "matmul", "--sizes", "8", "--flops", "__import__('os')"], "expected an arithmetic expression in n"),
+        (["-f", "matmul", "--sizes", "8,-1"], "expected comma-separated sizes"),
+        (["-f", "matmul", "--sizes", "8", "--opt-levels", "4"], "expected opt levels from 0 to 3"),
+        (["-f", "chain", "--sizes", "8", "--arg", "x=1"], "expected INDEX=VALUE"),
+    ],
+)
 def test_bad_input_stops_with_status_2_and_the_reason(capsys, argv, message):
     with pytest.raises(SystemExit) as stopped:
         main([BENCH_KERNELS, *argv])
@@ -172,9 +223,14 @@ def test_the_console_script_and_the_plot_extra_are_declared():
 
 
 def test_python_dash_m_runs_it():
-    out = subprocess.run([sys.executable, "-m", "memref_runtime.bench", BENCH_KERNELS, "-f", "empty", "--quick",
-                          "--json"], capture_output=True, text=True, check=True, cwd=REPO,
-                         env={**os.environ, "PYTHONPATH": str(REPO / "runtime")}).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "memref_runtime.bench", BENCH_KERNELS, "-f", "empty", "--quick", "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO / "runtime")},
+    ).stdout
     assert json.loads(out)["rows"][0]["name"] == "empty"
 
 

@@ -122,8 +122,11 @@ def test_every_sample_reads_three_clocks_and_the_thread_cpu_time_is_judged(bench
     wall = result.on("wall")
     assert wall.clock == "wall" and wall.samples == result.by_clock["wall"] and wall.number == result.number
     assert "per call of thread CPU time" in str(result)
-    with pytest.raises(ValueError, match=r"clock must be one of the clocks this result read \(process, thread, "
-                                         r"wall\), got 'cycles'"):
+    with pytest.raises(
+        ValueError,
+        match=r"clock must be one of the clocks this result read \(process, thread, "
+        r"wall\), got 'cycles'",
+    ):
         result.on("cycles")
 
 
@@ -136,11 +139,14 @@ def test_a_sleeping_kernel_takes_wall_time_and_almost_no_cpu_time(kernels):
     assert kernels.sleep.benchmark(np.int32(2000), number=3, repeats=3, warmup=0, clock="wall").median >= 2e-3
 
 
-@pytest.mark.parametrize("thread, process, judged", [
-    ([100, 100], [101, 102], "thread"),  # an idle interpreter's other threads add ~nothing
-    ([100, 100], [190, 210], "process"),  # the kernel ran on other threads too
-    ([1, 1], [4, 3], "thread"),  # a kernel that sleeps, beside another thread's bit of work
-])
+@pytest.mark.parametrize(
+    "thread, process, judged",
+    [
+        ([100, 100], [101, 102], "thread"),  # an idle interpreter's other threads add ~nothing
+        ([100, 100], [190, 210], "process"),  # the kernel ran on other threads too
+        ([1, 1], [4, 3], "thread"),  # a kernel that sleeps, beside another thread's bit of work
+    ],
+)
 def test_cpu_clock_takes_the_process_time_when_other_threads_worked(thread, process, judged):
     from memref_runtime.jit.benchmark import judged_clock
 
@@ -191,7 +197,8 @@ def test_scalar_results_and_arguments(kernels):
 
 def test_a_failed_runtime_check_inside_the_loop_raises(tmp_path):
     # The probe reads a[0]; the loop's calls read a[1], a[2], ... until a[4] fails its check.
-    jit = JitModule(r"""
+    jit = JitModule(
+        r"""
     func.func @walk(%a: memref<4xf32>, %i: memref<1xindex>) -> f32 {
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
@@ -200,7 +207,9 @@ def test_a_failed_runtime_check_inside_the_loop_raises(tmp_path):
       %next = arith.addi %k, %c1 : index
       memref.store %next, %i[%c0] : memref<1xindex>
       return %x : f32
-    }""", runtime_verification=True)
+    }""",
+        runtime_verification=True,
+    )
     at = np.zeros(1, np.int64)
     with pytest.raises(RuntimeVerificationError, match="out-of-bounds"):
         jit.walk.benchmark(np.zeros(4, np.float32), at, number=10, repeats=1, warmup=0)
@@ -236,17 +245,20 @@ def test_bad_arguments_fail_as_a_call_does(bench):
         bench.chain.benchmark(3, np.zeros(1, np.float32))
 
 
-@pytest.mark.parametrize("options, message", [
-    ({"repeats": 0}, "repeats must be an int >= 1"),
-    ({"repeats": 2.5}, "repeats must be an int >= 1"),
-    ({"number": 0}, "number must be an int >= 1"),
-    ({"number": 10, "min_time": 0.1}, "give number= .* or min_time= .*, not both"),
-    ({"min_time": 0}, "min_time must be a number of seconds > 0"),
-    ({"warmup": -1}, "warmup must be a number of seconds >= 0"),
-    ({"flops": "2n"}, "flops must be a number >= 0"),
-    ({"bytes": -1}, "bytes must be a number >= 0"),
-    ({"clock": "cycles"}, "clock must be one of 'cpu', 'thread', 'process', 'wall', got 'cycles'"),
-])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"repeats": 0}, "repeats must be an int >= 1"),
+        ({"repeats": 2.5}, "repeats must be an int >= 1"),
+        ({"number": 0}, "number must be an int >= 1"),
+        ({"number": 10, "min_time": 0.1}, "give number= .* or min_time= .*, not both"),
+        ({"min_time": 0}, "min_time must be a number of seconds > 0"),
+        ({"warmup": -1}, "warmup must be a number of seconds >= 0"),
+        ({"flops": "2n"}, "flops must be a number >= 0"),
+        ({"bytes": -1}, "bytes must be a number >= 0"),
+        ({"clock": "cycles"}, "clock must be one of 'cpu', 'thread', 'process', 'wall', got 'cycles'"),
+    ],
+)
 def test_bad_options_are_refused_by_name(bench, options, message):
     with pytest.raises(ValueError, match=message):
         bench.empty.benchmark(**options)
@@ -285,7 +297,7 @@ def test_the_median_interval_is_the_binomial_one(n, k):
     low, high, level = median_interval(values)
     assert (low, high) == (k, n + 1 - k)
     assert level >= 0.95
-    tighter = 1 - 2 * sum(math.comb(n, j) for j in range(k + 1)) / 2 ** n
+    tighter = 1 - 2 * sum(math.comb(n, j) for j in range(k + 1)) / 2**n
     assert tighter < 0.95  # k + 1 would not reach 95%
 
 
@@ -305,5 +317,10 @@ def test_quantile_matches_numpy():
 
 
 def test_format_seconds():
-    assert [format_seconds(s) for s in (2.5, 0.0123, 4.56e-5, 7e-9, 0)] == ["2.5 s", "12.3 ms", "45.6 us",
-                                                                          "7 ns", "0 ns"]
+    assert [format_seconds(s) for s in (2.5, 0.0123, 4.56e-5, 7e-9, 0)] == [
+        "2.5 s",
+        "12.3 ms",
+        "45.6 us",
+        "7 ns",
+        "0 ns",
+    ]

@@ -81,8 +81,9 @@ def test_failure_names_label_count_first_index_errors_and_tolerance():
     actual[1, 2] = 7.5  # expected 6: absolute error 1.5, relative 0.25
     actual[2, 3] = 11.1  # expected 11: absolute error 0.1
     text = failure("matmul row 1", actual, expected)
-    assert text.splitlines()[0] == ("matmul row 1: 2 of 12 elements differ (float32, shape (3, 4); "
-                                    "rtol 1.3e-06, atol 1e-05 (the float32 default))")
+    assert text.splitlines()[0] == (
+        "matmul row 1: 2 of 12 elements differ (float32, shape (3, 4); rtol 1.3e-06, atol 1e-05 (the float32 default))"
+    )
     assert "first mismatch at (1, 2): actual 7.5, expected 6.0" in text
     assert "largest absolute error 1.5 at (1, 2); largest relative error 0.25 at (1, 2)" in text
     assert "mismatches: (1, 2): 7.5 vs 6.0; (2, 3): 11.1 vs 11.0" in text
@@ -94,12 +95,15 @@ def test_failure_lists_at_most_five_mismatches():
     assert "mismatches (first 5 of 10): (0,): 1.0 vs 0.0;" in text and "(5,)" not in text
 
 
-@pytest.mark.parametrize("actual, expected, message", [
-    ([np.nan, 1.0], [1.0, 1.0], "first mismatch at (0,): actual nan, expected 1.0"),
-    ([1.0, 1.0], [np.nan, 1.0], "first mismatch at (0,): actual 1.0, expected nan"),
-    ([np.inf], [-np.inf], "first mismatch at (0,): actual inf, expected -inf"),
-    ([np.inf], [1e308], "first mismatch at (0,): actual inf, expected 1e+308"),
-])
+@pytest.mark.parametrize(
+    "actual, expected, message",
+    [
+        ([np.nan, 1.0], [1.0, 1.0], "first mismatch at (0,): actual nan, expected 1.0"),
+        ([1.0, 1.0], [np.nan, 1.0], "first mismatch at (0,): actual 1.0, expected nan"),
+        ([np.inf], [-np.inf], "first mismatch at (0,): actual inf, expected -inf"),
+        ([np.inf], [1e308], "first mismatch at (0,): actual inf, expected 1e+308"),
+    ],
+)
 def test_non_finite_mismatches(actual, expected, message):
     text = failure("x", np.array(actual), np.array(expected))
     assert message in text and "NaN or an infinity on one side only: 1 of the mismatches" in text
@@ -109,7 +113,9 @@ def test_shape_and_dtype_are_checked():
     assert failure("s", np.zeros((2, 3)), np.zeros((3, 2))) == "s: shape differs: actual (2, 3), expected (3, 2)"
     assert failure("s", np.zeros(3), np.zeros(3)[None]) == "s: shape differs: actual (3,), expected (1, 3)"
     assert failure("d", np.zeros(3, np.float32), np.zeros(3)) == "d: dtype differs: actual float32, expected float64"
-    assert failure("d", np.zeros(3, np.int32), np.zeros(3, np.uint32)) == "d: dtype differs: actual int32, expected uint32"
+    assert (
+        failure("d", np.zeros(3, np.int32), np.zeros(3, np.uint32)) == "d: dtype differs: actual int32, expected uint32"
+    )
 
 
 def test_python_numbers_take_the_dtype_of_the_other_side(capsys):
@@ -141,8 +147,18 @@ def test_docs_table_matches_the_code():
 
     doc = (Path(__file__).resolve().parent.parent / "docs" / "numerics.md").read_text()
     rows = dict(re.findall(r"^\| `(\w+)` \| ([^|]+) \|", doc, re.M))
-    names = ["float8_e5m2", "float8_e4m3", "float8_e4m3fn", "float8_e3m4", "bfloat16", "float16", "float32",
-             "float64", "complex64", "complex128"]
+    names = [
+        "float8_e5m2",
+        "float8_e4m3",
+        "float8_e4m3fn",
+        "float8_e3m4",
+        "bfloat16",
+        "float16",
+        "float32",
+        "float64",
+        "complex64",
+        "complex128",
+    ]
     for name in names:
         dtype = np.dtype(getattr(ml_dtypes, name)) if name.startswith(("float8", "bfloat")) else np.dtype(name)
         rtol, atol = default_tolerance(dtype)

@@ -21,9 +21,16 @@ pytestmark = [pytest.mark.harness, pytest.mark.skipif(CMAKE is None, reason="cma
 
 MODES = [
     pytest.param("standalone", id="standalone"),
-    pytest.param("mlir", id="find_package-MLIR", marks=[pytest.mark.skipif(
-        not (MLIR_DIR / "MLIRConfig.cmake").is_file(), reason=f"no MLIRConfig.cmake in {MLIR_DIR}"),
-        pytest.mark.debian_llvm]),
+    pytest.param(
+        "mlir",
+        id="find_package-MLIR",
+        marks=[
+            pytest.mark.skipif(
+                not (MLIR_DIR / "MLIRConfig.cmake").is_file(), reason=f"no MLIRConfig.cmake in {MLIR_DIR}"
+            ),
+            pytest.mark.debian_llvm,
+        ],
+    ),
 ]
 FAILING_TEST = "# RUN: %PYTHON %s | FileCheck %s\nprint('two')\n# CHECK: one\n"
 
@@ -44,15 +51,24 @@ def source(tmp_path) -> Path:
 
 def configure(src: Path, build: Path, mode: str) -> None:
     flags = [f"-DMLIR_DIR={MLIR_DIR}"] if mode == "mlir" else ["-DMEMREF_RUNTIME_USE_MLIR=OFF"]
-    out = subprocess.run([CMAKE, "-S", str(src), "-B", str(build), f"-DPython3_EXECUTABLE={sys.executable}", *flags],
-                         capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [CMAKE, "-S", str(src), "-B", str(build), f"-DPython3_EXECUTABLE={sys.executable}", *flags],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stdout + out.stderr
 
 
 def check(build: Path, only: str) -> subprocess.CompletedProcess:
     """Builds check-memref-runtime with lit's LIT_FILTER set to `only`."""
-    return subprocess.run([CMAKE, "--build", str(build), "--target", "check-memref-runtime"],
-                          env=dict(os.environ, LIT_FILTER=only), capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [CMAKE, "--build", str(build), "--target", "check-memref-runtime"],
+        env=dict(os.environ, LIT_FILTER=only),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -72,8 +88,10 @@ def test_add_subdirectory_from_a_larger_project(source, tmp_path, mode):
     parent.mkdir()
     find_mlir = "find_package(MLIR REQUIRED CONFIG)\n" if mode == "mlir" else ""
     (parent / "CMakeLists.txt").write_text(
-        "cmake_minimum_required(VERSION 3.20)\nproject(parent LANGUAGES NONE)\n" + find_mlir
-        + f'add_subdirectory("{source}" memref-runtime)\n')
+        "cmake_minimum_required(VERSION 3.20)\nproject(parent LANGUAGES NONE)\n"
+        + find_mlir
+        + f'add_subdirectory("{source}" memref-runtime)\n'
+    )
     configure(parent, tmp_path / "build", mode)
     site_cfg = tmp_path / "build" / "memref-runtime" / "lit.site.cfg.py"
     assert site_cfg.is_file()
@@ -88,8 +106,9 @@ def test_the_bindings_of_a_build_tree(source, build_tree, tmp_path):
     """MEMREF_RUNTIME_MLIR_PYTHON_PATH reaches lit as -D mlir_python_path does."""
     core = build_tree / MLIR_CORE
     configure(source, tmp_path / "build", "standalone")
-    subprocess.run([CMAKE, f"-DMEMREF_RUNTIME_MLIR_PYTHON_PATH={core}", str(tmp_path / "build")],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [CMAKE, f"-DMEMREF_RUNTIME_MLIR_PYTHON_PATH={core}", str(tmp_path / "build")], check=True, capture_output=True
+    )
     assert f'config.mlir_python_path = "{core}"' in (tmp_path / "build" / "lit.site.cfg.py").read_text()
     # harness_mlir_provider.py checks `mlir.ir` comes from there (its TREE lines).
     passing = check(tmp_path / "build", "harness_mlir_provider")
@@ -116,8 +135,13 @@ def python_without_lit(tmp_path) -> Path:
 
 
 def configure_without_lit(src: Path, build: Path, python: Path, *flags: str) -> subprocess.CompletedProcess:
-    return subprocess.run([CMAKE, "-S", str(src), "-B", str(build), f"-DPython3_EXECUTABLE={python}", *flags],
-                          capture_output=True, text=True, timeout=300, env=dict(os.environ, PATH=BARE_PATH))
+    return subprocess.run(
+        [CMAKE, "-S", str(src), "-B", str(build), f"-DPython3_EXECUTABLE={python}", *flags],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, PATH=BARE_PATH),
+    )
 
 
 def words(text: str) -> str:
@@ -138,15 +162,18 @@ def test_configure_without_lit_stops_and_says_how_to_install_it(source, tmp_path
 @pytest.mark.parametrize("mode", MODES)
 def test_a_missing_llvm_external_lit_stops_configure(source, tmp_path, python_without_lit, mode):
     flags = [f"-DMLIR_DIR={MLIR_DIR}"] if mode == "mlir" else ["-DMEMREF_RUNTIME_USE_MLIR=OFF"]
-    out = configure_without_lit(source, tmp_path / "build", python_without_lit,
-                                "-DLLVM_EXTERNAL_LIT=/nowhere/llvm-lit", *flags)
+    out = configure_without_lit(
+        source, tmp_path / "build", python_without_lit, "-DLLVM_EXTERNAL_LIT=/nowhere/llvm-lit", *flags
+    )
     assert out.returncode != 0
     assert "memref-runtime: LLVM_EXTERNAL_LIT is /nowhere/llvm-lit, which does not exist." in words(out.stderr)
 
 
 @pytest.mark.debian_llvm
-@pytest.mark.skipif(not (MLIR_DIR / "MLIRConfig.cmake").is_file() or not DEBIAN_LIT.is_file(),
-                    reason=f"no LLVM install with its own lit at {DEBIAN_LIT}")
+@pytest.mark.skipif(
+    not (MLIR_DIR / "MLIRConfig.cmake").is_file() or not DEBIAN_LIT.is_file(),
+    reason=f"no LLVM install with its own lit at {DEBIAN_LIT}",
+)
 def test_an_llvm_install_without_llvm_lit_lends_its_own_lit(source, tmp_path, python_without_lit):
     """Debian ships bin/lit but not the bin/llvm-lit LLVMConfig names: with no other lit, that one."""
     out = configure_without_lit(source, tmp_path / "build", python_without_lit, f"-DMLIR_DIR={MLIR_DIR}")

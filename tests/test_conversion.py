@@ -104,8 +104,10 @@ def test_rank_0_both_ways(dtype):
     desc = get_ranked_memref_descriptor(array)
     assert type(desc) is make_zero_d_memref_descriptor(element_type_for_dtype(dtype).ctype)
     assert_descriptor_matches(desc, array)
-    for result in (ranked_memref_to_numpy(ctypes.pointer(desc)),
-                   unranked_memref_to_numpy(ctypes.pointer(get_unranked_memref_descriptor(array)), dtype)):
+    for result in (
+        ranked_memref_to_numpy(ctypes.pointer(desc)),
+        unranked_memref_to_numpy(ctypes.pointer(get_unranked_memref_descriptor(array)), dtype),
+    ):
         assert result.shape == ()
         assert_same_view(result, array)
 
@@ -124,8 +126,9 @@ def test_rank_0_view_is_writable_and_honours_offset():
 
 def test_unranked_rank_0_from_a_hand_made_descriptor():
     base = np.arange(4, dtype=np.int32)
-    ranked = make_zero_d_memref_descriptor(ctypes.c_int32)(base.ctypes.data, base.ctypes.data_as(
-        ctypes.POINTER(ctypes.c_int32)), 2)
+    ranked = make_zero_d_memref_descriptor(ctypes.c_int32)(
+        base.ctypes.data, base.ctypes.data_as(ctypes.POINTER(ctypes.c_int32)), 2
+    )
     unranked = UnrankedMemRefDescriptor(0, ctypes.addressof(ranked))
     view = unranked_memref_to_numpy(ctypes.pointer(unranked), np.int32)
     assert view.shape == () and view == base[2]
@@ -278,9 +281,16 @@ def test_negative_strides_with_offset_from_the_end():
     assert np.array_equal(ranked_memref_to_numpy(desc), base[::-1])
 
 
-@pytest.mark.parametrize("make_view", [
-    lambda b: b[3:9:2], lambda b: b[7:1:-3], lambda b: b.reshape(3, 4)[1:, 2:], lambda b: b[11:11],
-], ids=["step", "negative", "2d", "empty-at-end"])
+@pytest.mark.parametrize(
+    "make_view",
+    [
+        lambda b: b[3:9:2],
+        lambda b: b[7:1:-3],
+        lambda b: b.reshape(3, 4)[1:, 2:],
+        lambda b: b[11:11],
+    ],
+    ids=["step", "negative", "2d", "empty-at-end"],
+)
 def test_numpy_view_to_memref_points_at_the_first_element_with_offset_0(make_view):
     base = np.arange(12.0)
     view = make_view(base)
@@ -390,16 +400,23 @@ def read_only_slice():
     return a
 
 
-@pytest.mark.parametrize("make", [
-    lambda: np.broadcast_to(np.arange(3, dtype=np.float32), (2, 3)),
-    lambda: np.frombuffer(bytes(16), dtype=np.float32),
-    read_only_slice,
-], ids=["broadcast", "bytes", "flag"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: np.broadcast_to(np.arange(3, dtype=np.float32), (2, 3)),
+        lambda: np.frombuffer(bytes(16), dtype=np.float32),
+        read_only_slice,
+    ],
+    ids=["broadcast", "bytes", "flag"],
+)
 def test_views_of_read_only_arrays_are_read_only(make):
     a = make()
     desc = get_ranked_memref_descriptor(a)
-    for view in (ranked_memref_to_numpy(desc), ranked_memref_to_numpy(ctypes.pointer(desc)),
-                 unranked_memref_to_numpy(ctypes.pointer(get_unranked_memref_descriptor(a)), a.dtype)):
+    for view in (
+        ranked_memref_to_numpy(desc),
+        ranked_memref_to_numpy(ctypes.pointer(desc)),
+        unranked_memref_to_numpy(ctypes.pointer(get_unranked_memref_descriptor(a)), a.dtype),
+    ):
         assert not view.flags.writeable
         np.testing.assert_array_equal(view, a)
         with pytest.raises(ValueError, match="read-only"):

@@ -20,14 +20,17 @@ import numpy as np
 import pytest
 from support.engine import HAVE_JIT
 from support.lit_suites import make_lit_suite
+from support.providers import PROVIDER, needs_wheel_tools
 from support.subprocesses import make_pytest_project, run_pytest
 
 from memref_runtime.culprit.from_test import with_reduced_module
 from memref_runtime.culprit.test_module import FoundModule, spelled_flag
 from memref_runtime.jit.lowering import LLVM_LOWERING_PASSES
 
-pytestmark = [pytest.mark.jit,
-              pytest.mark.skipif(not HAVE_JIT, reason="no MLIR Python bindings with an ExecutionEngine")]
+pytestmark = [
+    pytest.mark.jit,
+    pytest.mark.skipif(not HAVE_JIT, reason="no MLIR Python bindings with an ExecutionEngine"),
+]
 
 REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -37,13 +40,16 @@ REDUCE = shutil.which("memref-reduce", path=str(BIN))
 try:
     from memref_runtime.culprit.tools import ToolMissing, tool
 
-    MLIR_OPT = tool("mlir-opt")
+    MLIR_OPT = tool("mlir-opt") if PROVIDER == "mlir" else None  # torch-mlir-opt spells passes its own way
 except (ImportError, ToolMissing):  # pragma: no cover - depends on the environment
     MLIR_OPT = None
 REASSOCIATE = "convert-vector-to-llvm{reassociate-fp-reductions}"
 # The default lowering with the reassociating vector lowering planted in it, after three optional passes.
-PLANTED = "builtin.module(canonicalize,cse,func.func(loop-invariant-code-motion)," + ",".join(
-    REASSOCIATE if p == "convert-vector-to-llvm" else p for p in LLVM_LOWERING_PASSES) + ")"
+PLANTED = (
+    "builtin.module(canonicalize,cse,func.func(loop-invariant-code-motion),"
+    + ",".join(REASSOCIATE if p == "convert-vector-to-llvm" else p for p in LLVM_LOWERING_PASSES)
+    + ")"
+)
 FIXED = PLANTED.replace(REASSOCIATE, "convert-vector-to-llvm")
 
 # @vsum adds 16 floats with vector.reduction: 14 in order, 15 as a tree (reassociated); @twice
@@ -146,8 +152,9 @@ OTHER_TESTS = {
 @pytest.fixture(scope="module")
 def suite(tmp_path_factory) -> Path:
     """A throw-away suite with its own inputs folder (memref-reduce writes the reduced module beside the original)."""
-    root = make_lit_suite(tmp_path_factory.mktemp("suite"), {"vsum.py": PY_TEST, "vsum_runner.mlir": MLIR_TEST,
-                                                             **OTHER_TESTS})
+    root = make_lit_suite(
+        tmp_path_factory.mktemp("suite"), {"vsum.py": PY_TEST, "vsum_runner.mlir": MLIR_TEST, **OTHER_TESTS}
+    )
     (root / "mlir_inputs").unlink()
     (root / "mlir_inputs").mkdir()
     (root / "mlir_inputs" / "sums.mlir").write_text(VSUM)
@@ -171,15 +178,19 @@ def py_run(suite):
     return memref_reduce(suite, "lit_tests/vsum.py", "-o", str(suite / "reduced.mlir"))
 
 
+@needs_wheel_tools  # LLVM's FileCheck's messages and the wheels' mlir-opt
 def test_a_py_test_names_the_planted_pass(py_run):
     assert py_run.returncode == 0, py_run.stdout + py_run.stderr
     out = py_run.stdout
     assert out.startswith("the test fails: RUN line 1: <test>:30:15: error: CHECK-NEXT: expected string not found")
     assert f"its module: a JitModule (its @vsum called); pipeline {PLANTED}, -O2" in out
     # Two JitModules of one file: the one with the planted pipeline, whose function was called last.
-    assert re.search(r"the test made 2 JitModules; this is the one whose @vsum was first called last \(--module=N "
-                     r"picks another: 0: made at vsum.py:14, functions @vsum, @twice; 1: made at vsum.py:24, its own "
-                     r"pipeline, functions @vsum, @twice\)", out), out
+    assert re.search(
+        r"the test made 2 JitModules; this is the one whose @vsum was first called last \(--module=N "
+        r"picks another: 0: made at vsum.py:14, functions @vsum, @twice; 1: made at vsum.py:24, its own "
+        r"pipeline, functions @vsum, @twice\)",
+        out,
+    ), out
     assert re.search(rf"^culprit: {re.escape(REASSOCIATE)}$", out, re.M), out
     assert re.search(r"decided by \d+ check runs", out)
 
@@ -207,16 +218,20 @@ def mlir_run(suite):
     return memref_reduce(suite, "lit_tests/vsum_runner.mlir")
 
 
+@needs_wheel_tools  # LLVM's FileCheck's messages and the wheels' mlir-opt
 def test_a_mlir_test_names_the_planted_flag(mlir_run):
     assert mlir_run.returncode == 0, mlir_run.stdout + mlir_run.stderr
     out = mlir_run.stdout
     # The pass flags as a pipeline: which flags are passes, mlir-opt said.
-    assert ("its module: the test file, lowered by RUN line 1; pipeline builtin.module(canonicalize,cse,"
-            f"convert-vector-to-scf,convert-scf-to-cf,{REASSOCIATE},finalize-memref-to-llvm,convert-arith-to-llvm,"
-            "convert-func-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts), -O2") in out
+    assert (
+        "its module: the test file, lowered by RUN line 1; pipeline builtin.module(canonicalize,cse,"
+        f"convert-vector-to-scf,convert-scf-to-cf,{REASSOCIATE},finalize-memref-to-llvm,convert-arith-to-llvm,"
+        "convert-func-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts), -O2"
+    ) in out
     assert re.search(rf"^culprit: {re.escape(REASSOCIATE)}$", out, re.M), out
 
 
+@needs_wheel_tools  # LLVM's FileCheck's messages and the wheels' mlir-opt
 def test_a_mlir_test_is_reduced_to_what_its_failing_check_needs(suite, mlir_run):
     out = mlir_run.stdout
     assert "the regression test, run now: fails the same way as the test" in out, out
@@ -230,10 +245,13 @@ def test_a_mlir_test_is_reduced_to_what_its_failing_check_needs(suite, mlir_run)
     assert not lit_passes(suite, "vsum_runner_reduced.mlir")
 
 
-@pytest.mark.parametrize("test, said", [
-    ("passes.py", "memref-reduce: TEST: lit_tests/passes.py passes: nothing to bisect or reduce"),
-    ("no_jit.py", "memref-reduce: the test made no JitModule that memref-reduce could see"),
-])
+@pytest.mark.parametrize(
+    "test, said",
+    [
+        ("passes.py", "memref-reduce: TEST: lit_tests/passes.py passes: nothing to bisect or reduce"),
+        ("no_jit.py", "memref-reduce: the test made no JitModule that memref-reduce could see"),
+    ],
+)
 def test_what_memref_reduce_says_when_it_cannot(suite, test, said):
     done = memref_reduce(suite, f"lit_tests/{test}")
     assert done.returncode == 1
@@ -304,8 +322,14 @@ def test_a_check_against_failure_prints_the_memref_reduce_command_that_reduces_i
     (tmp_path / "kernel_reference.py").write_text(REFERENCE)
     (tmp_path / "check.py").write_text(CHECK_AGAINST)
     env = dict(os.environ, PYTHONPATH=str(REPO / "runtime"), PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}")
-    done = subprocess.run([sys.executable, "check.py", str(REPO / "mlir_inputs" / "culprit_planted_subf.mlir")],
-                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "check.py", str(REPO / "mlir_inputs" / "culprit_planted_subf.mlir")],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=300,
+    )
     assert "DifferentialError" in done.stderr
     command = re.search(r"^  reduce the module and the inputs: (.*)$", done.stderr, re.M).group(1)
     assert command.startswith(f"PYTHONPATH={tmp_path} memref-reduce ")
@@ -318,6 +342,7 @@ def test_a_check_against_failure_prints_the_memref_reduce_command_that_reduces_i
 
 
 # --- the pieces ------------------------------------------------------------------------------------
+
 
 def test_a_jit_module_records_itself_under_the_report_and_takes_a_candidate(tmp_path, monkeypatch):
     from memref_runtime import JitModule
@@ -341,13 +366,16 @@ def test_a_jit_module_records_itself_under_the_report_and_takes_a_candidate(tmp_
 
 
 @pytest.mark.skipif(MLIR_OPT is None, reason="needs mlir-opt")
-@pytest.mark.parametrize("flag, step", [
-    ("-canonicalize", "canonicalize"),
-    ("--convert-vector-to-llvm=reassociate-fp-reductions", REASSOCIATE),
-    ("-affine-super-vectorize", "func.func(affine-super-vectorize)"),  # mlir-opt nests it itself
-    ("--allow-unregistered-dialect", None),
-    ("-o", None),
-])
+@pytest.mark.parametrize(
+    "flag, step",
+    [
+        ("-canonicalize", "canonicalize"),
+        ("--convert-vector-to-llvm=reassociate-fp-reductions", REASSOCIATE),
+        ("-affine-super-vectorize", "func.func(affine-super-vectorize)"),  # mlir-opt nests it itself
+        ("--allow-unregistered-dialect", None),
+        ("-o", None),
+    ],
+)
 def test_which_mlir_opt_flags_are_passes(flag, step):
     assert spelled_flag(MLIR_OPT, flag) == step
 
@@ -360,13 +388,14 @@ def test_the_test_is_rewritten_with_the_reduced_module(tmp_path):
     assert rewritten == 'M = """\nmodule {}\n"""\nJitModule(M).f()\n'
     inputs = tmp_path / "inputs" / "k.mlir"
     inputs.parent.mkdir()
-    original = textwrap.dedent('''\
+    original = textwrap.dedent("""\
         A = path("k.mlir")
         JitModule(path("k.mlir"), pipeline=P)
-    ''')
+    """)
     module = FoundModule("", "p", 2, origin={"file": str(inputs)}, site=(str(test), 2))
     assert with_reduced_module(original, str(test), module, "module {}") == original.replace(
-        'JitModule(path("k.mlir")', 'JitModule(path("k_reduced.mlir")')
+        'JitModule(path("k.mlir")', 'JitModule(path("k_reduced.mlir")'
+    )
     assert (tmp_path / "inputs" / "k_reduced.mlir").read_text() == "module {}"
     with pytest.raises(ValueError, match="neither a literal of the test nor a file it names"):
         with_reduced_module("nothing", str(test), FoundModule("", "p", 2, origin={}), "module {}")

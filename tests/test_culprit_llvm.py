@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from support.providers import needs_wheel_tools
 
 from memref_runtime import JitModule
 from memref_runtime.culprit import llvm_level
@@ -23,6 +24,8 @@ PIPELINE = "builtin.module(canonicalize,cse)"
 # Large values that cancel and small ones that survive only when added in order: in order the
 # sum is 320, with the vectorizer's partial sums it is not.
 X = np.tile(np.array([1, 1e8, 1, -1e8, 3, 7, -2, 5e7, 1, -5e7], np.float32), 40)
+# The LLVM-level search runs the wheels' mlir-translate and opt.
+pytestmark = needs_wheel_tools
 VECTORIZERS = {"loop-vectorize", "slp-vectorizer", "vector-combine"}
 
 
@@ -72,7 +75,9 @@ def test_the_named_pass_is_where_the_result_changes():
     assert summed(result.position - 1) == 320.0
     assert summed(result.position) != 320.0
     assert llvm_level.pass_number(llvm_level.optimize(llvm_ir, 3, result.position), result.position) == (
-        result.culprit, result.function)
+        result.culprit,
+        result.function,
+    )
 
 
 def test_no_culprit_when_it_fails_at_O0_too():
@@ -82,11 +87,12 @@ def test_no_culprit_when_it_fails_at_O0_too():
         assert jit.sum(X) == 321.0
 
     result = bisect_pipeline(source, PIPELINE, wrong_on_purpose, opt_level=3)
-    assert result.line.startswith("no culprit: it fails with no step of the pipeline (the default lowering "
-                                  "alone), and at -O0 too")
+    assert result.line.startswith(
+        "no culprit: it fails with no step of the pipeline (the default lowering alone), and at -O0 too"
+    )
 
 
-CHECK_SCRIPT = '''\
+CHECK_SCRIPT = """\
 import sys
 import numpy as np
 from memref_runtime import JitModule
@@ -96,16 +102,29 @@ with open(source) as f, open(candidate) as g:
     jit = JitModule(f.read(), lowered=g.read())  # at MEMREF_RUNTIME_OPT_LEVEL, which memref-bisect sets
 x = np.tile(np.array([1, 1e8, 1, -1e8, 3, 7, -2, 5e7, 1, -5e7], np.float32), 40)
 sys.exit(0 if jit.sum(x) == 320.0 else 1)
-'''
+"""
 
 
 def test_memref_bisect_names_it_and_writes_the_llvm_ir(tmp_path):
     script = tmp_path / "check_sum.py"
     script.write_text(CHECK_SCRIPT)
     out = tmp_path / "culprit_input.ll"
-    done = subprocess.run([str(BIN / "memref-bisect"), str(MODULE), f"--pass-pipeline={PIPELINE}",
-                           f"--test={sys.executable}", f"--test-arg={script}", f"--test-arg={MODULE}",
-                           "--opt-level=3", "-o", str(out)], capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [
+            str(BIN / "memref-bisect"),
+            str(MODULE),
+            f"--pass-pipeline={PIPELINE}",
+            f"--test={sys.executable}",
+            f"--test-arg={script}",
+            f"--test-arg={MODULE}",
+            "--opt-level=3",
+            "-o",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     first = done.stdout.splitlines()[0]
     match = re.fullmatch(r"culprit: llvm (\S+) on (\S+)", first)

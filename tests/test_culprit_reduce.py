@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from support.providers import needs_wheel_tools
 
 from memref_runtime import JitModule
 from memref_runtime.culprit import Against, reduce
@@ -42,8 +43,9 @@ def kernel_inputs(n: int, seed: int = 7) -> list:
 @pytest.fixture
 def suite(tmp_path):
     """A lit suite of its own (memref_runtime.lit.configure), for the regression tests written."""
-    (tmp_path / "lit.cfg.py").write_text("import memref_runtime.lit\n\n"
-                                         "memref_runtime.lit.configure(config, lit_config, name=\"regressions\")\n")
+    (tmp_path / "lit.cfg.py").write_text(
+        'import memref_runtime.lit\n\nmemref_runtime.lit.configure(config, lit_config, name="regressions")\n'
+    )
     return tmp_path
 
 
@@ -55,8 +57,13 @@ def lit_passes(path: Path) -> bool:
 
 
 def pytest_passes(path: Path) -> bool:
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider",
-                           str(path)], capture_output=True, text=True, timeout=300, cwd=path.parent)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=path.parent,
+    )
     return done.returncode == 0
 
 
@@ -105,16 +112,27 @@ exit 0
 """
 
 
+@needs_wheel_tools
 def test_memref_reduce_with_a_script_as_mlir_reduce_calls_it(tmp_path):
     from memref_runtime.culprit.tools import tool
 
     script = tmp_path / "prints_minus_3.sh"
-    script.write_text(CHECK_SCRIPT.format(opt=tool("mlir-opt"), runner=os.path.join(os.path.dirname(
-        tool("mlir-opt")), "mlir-runner"), pipeline=DEFAULT_PIPELINE, libs=",".join(runner_utils_libraries())))
+    script.write_text(
+        CHECK_SCRIPT.format(
+            opt=tool("mlir-opt"),
+            runner=os.path.join(os.path.dirname(tool("mlir-opt")), "mlir-runner"),
+            pipeline=DEFAULT_PIPELINE,
+            libs=",".join(runner_utils_libraries()),
+        )
+    )
     script.chmod(0o755)
     out, test = tmp_path / "reduced.mlir", tmp_path / "test_main.py"
-    done = subprocess.run([str(BIN / "memref-reduce"), str(RUNNER_MAIN), f"--test={script}", "-o", str(out),
-                           f"--write-test={test}"], capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [str(BIN / "memref-reduce"), str(RUNNER_MAIN), f"--test={script}", "-o", str(out), f"--write-test={test}"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     reduced = out.read_text()
     assert "arith.subf" in reduced and "@mul" not in reduced and "@div" not in reduced
@@ -140,8 +158,10 @@ def test_a_python_check_keeps_its_exception_and_message(tmp_path):
 
 
 def test_the_same_way_masks_what_changes_between_candidates():
-    assert mask_volatile('error: loc("x.mlir":3:5) %arg0 at 0x7f00 in /tmp/memref_x/y.mlir') == \
-        "error: loc(?) %? at 0x? in <tmp>"
+    assert (
+        mask_volatile('error: loc("x.mlir":3:5) %arg0 at 0x7f00 in /tmp/memref_x/y.mlir')
+        == "error: loc(?) %? at 0x? in <tmp>"
+    )
     assert mask_volatile('"-":4:20: 1 of 3 elements differ') == "<location>: 1 of 3 elements differ"
 
 
@@ -168,8 +188,11 @@ def test_bad_inputs_are_named(tmp_path):
         runs.write_text(runs.read_text() + "x" if runs.exists() else "x")
         assert len(runs.read_text()) % 2 == 0, "fails on odd runs"
 
-    with pytest.raises(ValueError, match="the check is not deterministic: on the input module it failed with "
-                                         "'AssertionError: fails on odd runs', then passed"):
+    with pytest.raises(
+        ValueError,
+        match="the check is not deterministic: on the input module it failed with "
+        "'AssertionError: fails on odd runs', then passed",
+    ):
         reduce(PLANTED, flaky)
     with pytest.raises(ValueError, match=r"@kernel\(.*\) takes 6 arguments, got 2"):
         reduce(PLANTED, Against("kernel", reference, inputs=[np.zeros(1), np.zeros(1)]))
@@ -177,6 +200,7 @@ def test_bad_inputs_are_named(tmp_path):
         reduce(PLANTED, Against("nope", reference))
     with pytest.raises(TypeError, match="expected a function name and a callable"):
         Against("kernel", None)
-    done = subprocess.run([str(BIN / "memref-reduce"), str(PLANTED), "--function=kernel"], capture_output=True,
-                          text=True)
+    done = subprocess.run(
+        [str(BIN / "memref-reduce"), str(PLANTED), "--function=kernel"], capture_output=True, text=True
+    )
     assert done.returncode == 2 and "--function and --reference go together" in done.stderr

@@ -27,8 +27,9 @@ def as_tuple(value, count):
     return () if count == 0 else (value,) if count == 1 else tuple(value)
 
 
-@pytest.mark.parametrize("kernel", [pytest.param(k, id=k.name, marks=[pytest.mark.mlir_i1_memref] * k.i1_memrefs)
-                                    for k in KERNELS])
+@pytest.mark.parametrize(
+    "kernel", [pytest.param(k, id=k.name, marks=[pytest.mark.mlir_i1_memref] * k.i1_memrefs) for k in KERNELS]
+)
 def test_kernel_matches_numpy(kernel):
     jit = JitModule(kernel.mlir)  # no pipeline, no opt level, no libraries: the defaults
     rng = np.random.default_rng(abs(hash(kernel.name)) % 2**32)
@@ -50,10 +51,27 @@ def test_kernel_matches_numpy(kernel):
 def test_corpus_covers_the_kinds_of_code_the_default_pipeline_takes():
     assert len(KERNELS) >= 30
     text = "\n".join(k.mlir for k in KERNELS)
-    for op in ("arith.addf", "math.exp", "complex.mul", "tensor.extract_slice", "tensor.insert_slice",
-               "tensor.pad", "tensor.concat", "tensor.expand_shape", "tensor.collapse_shape", "tensor.reshape",
-               "linalg.matmul", "linalg.generic", "linalg.reduce", "arith.constant dense", "scf.for",
-               "iter_args", "xf16>", "?x?x?x?", "memref.copy"):
+    for op in (
+        "arith.addf",
+        "math.exp",
+        "complex.mul",
+        "tensor.extract_slice",
+        "tensor.insert_slice",
+        "tensor.pad",
+        "tensor.concat",
+        "tensor.expand_shape",
+        "tensor.collapse_shape",
+        "tensor.reshape",
+        "linalg.matmul",
+        "linalg.generic",
+        "linalg.reduce",
+        "arith.constant dense",
+        "scf.for",
+        "iter_args",
+        "xf16>",
+        "?x?x?x?",
+        "memref.copy",
+    ):
         assert op in text, op
 
 
@@ -112,9 +130,12 @@ func.func @show(%a: memref<?xf32>) {
 def test_print_memref_links_by_default_where_the_runner_utils_ship(capfd):
     jit = JitModule(PRINT_MEMREF)
     if not runner_utils_libraries():
-        with pytest.raises(RuntimeError, match=r"printMemrefF32 is defined by MLIR's runner-utils libraries "
-                                               r"\(libmlir_c_runner_utils\.so, libmlir_runner_utils\.so\), which the "
-                                               r"'\w+' bindings do not ship; pass shared_libs="):
+        with pytest.raises(
+            RuntimeError,
+            match=r"printMemrefF32 is defined by MLIR's runner-utils libraries "
+            r"\(libmlir_c_runner_utils\.so, libmlir_runner_utils\.so\), which the "
+            r"'\w+' bindings do not ship; pass shared_libs=",
+        ):
             jit.show(np.zeros(2, np.float32))
         return
     assert [p.rsplit("/", 1)[-1] for p in jit.shared_libs] == ["libmlir_c_runner_utils.so", "libmlir_runner_utils.so"]
@@ -138,19 +159,31 @@ def test_memref_copy_works_without_the_runner_utils():
 
 def test_link_error_names_the_runner_utils_a_symbol_needs():
     """In a fresh process: once a JitModule loaded the runner-utils, every later one sees them."""
-    script = (f"import numpy as np\nfrom memref_runtime import JitModule\n"
-              f"jit = JitModule({PRINT_MEMREF!r}, runner_utils=False)\n"
-              "try:\n    jit.show(np.zeros(2, np.float32))\nexcept RuntimeError as e:\n    print(e)\n")
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
-                         env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    script = (
+        f"import numpy as np\nfrom memref_runtime import JitModule\n"
+        f"jit = JitModule({PRINT_MEMREF!r}, runner_utils=False)\n"
+        "try:\n    jit.show(np.zeros(2, np.float32))\nexcept RuntimeError as e:\n    print(e)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)),
+    )
     assert "Symbols not found" in out.stdout and "printMemrefF32" in out.stdout, out.stdout + out.stderr
-    assert ("printMemrefF32 is defined by MLIR's runner-utils libraries (libmlir_c_runner_utils.so, "
-            "libmlir_runner_utils.so)") in out.stdout and "MEMREF_RUNTIME_RUNNER_UTILS" in out.stdout
+    assert (
+        "printMemrefF32 is defined by MLIR's runner-utils libraries (libmlir_c_runner_utils.so, "
+        "libmlir_runner_utils.so)"
+    ) in out.stdout and "MEMREF_RUNTIME_RUNNER_UTILS" in out.stdout
 
 
 def test_shared_libs_are_checked_and_come_first(tmp_path):
-    with pytest.raises(TypeError, match=r"shared_libs: expected a list of paths, got str 'libfoo.so'; "
-                                        r"write shared_libs=\[path\]"):
+    with pytest.raises(
+        TypeError,
+        match=r"shared_libs: expected a list of paths, got str 'libfoo.so'; "
+        r"write shared_libs=\[path\]",
+    ):
         JitModule(PRINT_MEMREF, shared_libs="libfoo.so")
     with pytest.raises(ValueError, match=r"shared_libs: '/no/such/libfoo.so' is not a file"):
         JitModule(PRINT_MEMREF, shared_libs=["/no/such/libfoo.so"])

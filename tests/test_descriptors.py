@@ -58,8 +58,9 @@ def test_layout_is_upstreams_byte_for_byte(rank):
     for (name, _), (their_name, _) in zip(ours._fields_, theirs._fields_):
         assert name == their_name
         assert getattr(ours, name).offset == getattr(theirs, their_name).offset
-    assert ctypes.sizeof(make_zero_d_memref_descriptor(ctypes.c_float)) == \
-        ctypes.sizeof(upstream.make_zero_d_memref_descriptor(ctypes.c_float))
+    assert ctypes.sizeof(make_zero_d_memref_descriptor(ctypes.c_float)) == ctypes.sizeof(
+        upstream.make_zero_d_memref_descriptor(ctypes.c_float)
+    )
 
 
 def test_classes_are_cached_per_rank_and_element_type():
@@ -71,8 +72,9 @@ def test_classes_are_cached_per_rank_and_element_type():
     assert ranked_descriptor_type(2, ctypes.c_float) is make_nd_memref_descriptor(2, ctypes.c_float)
 
 
-@pytest.mark.parametrize("mlir_name, dtype", supported_element_types(),
-                         ids=[d.name for _, d in supported_element_types()])
+@pytest.mark.parametrize(
+    "mlir_name, dtype", supported_element_types(), ids=[d.name for _, d in supported_element_types()]
+)
 @pytest.mark.parametrize("shape", [(), (4,), (2, 3), (0, 2)], ids=str)
 def test_conversion_reuses_one_class_per_rank_and_dtype(mlir_name, dtype, shape):
     ctype = element_type_for_dtype(dtype).ctype
@@ -86,8 +88,9 @@ def test_conversion_reuses_one_class_per_rank_and_dtype(mlir_name, dtype, shape)
 
 def test_pointer_types_are_reused_too():
     a = np.zeros((2, 2), np.float32)
-    assert type(ctypes.pointer(get_ranked_memref_descriptor(a))) is \
-        type(ctypes.pointer(get_ranked_memref_descriptor(a + 1)))
+    assert type(ctypes.pointer(get_ranked_memref_descriptor(a))) is type(
+        ctypes.pointer(get_ranked_memref_descriptor(a + 1))
+    )
 
 
 def test_negative_rank_raises_value_error():
@@ -115,9 +118,13 @@ def test_bad_element_ctype_raises_type_error(dtype):
 
 def test_descriptor_layout_reads_foreign_classes_with_upstreams_fields():
     class Foreign(ctypes.Structure):
-        _fields_ = [("allocated", ctypes.c_longlong), ("aligned", ctypes.POINTER(ctypes.c_int16)),
-                    ("offset", ctypes.c_longlong), ("shape", ctypes.c_longlong * 3),
-                    ("strides", ctypes.c_longlong * 3)]
+        _fields_ = [
+            ("allocated", ctypes.c_longlong),
+            ("aligned", ctypes.POINTER(ctypes.c_int16)),
+            ("offset", ctypes.c_longlong),
+            ("shape", ctypes.c_longlong * 3),
+            ("strides", ctypes.c_longlong * 3),
+        ]
 
     class Foreign0d(ctypes.Structure):
         _fields_ = Foreign._fields_[:3]

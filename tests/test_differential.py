@@ -71,8 +71,14 @@ def test_replay_script_repeats_the_failure(adds, tmp_path):
         check_against(adds.add_ignoring_layout, add_reference, outputs=[2], save_to=str(tmp_path))
     files = sorted(p.name for p in tmp_path.iterdir())
     assert {"module.mlir", "replay.py", "arg0.npy", "arg0_buffer.npy", "expected_arg2.npy"} <= set(files)
-    replay = subprocess.run([sys.executable, str(tmp_path / "replay.py")], capture_output=True, text=True,
-                            timeout=120, cwd="/", env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    replay = subprocess.run(
+        [sys.executable, str(tmp_path / "replay.py")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd="/",
+        env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)),
+    )
     assert replay.returncode == 1
     assert "AssertionError: argument 2 after the call:" in replay.stderr
     assert "elements differ" in replay.stderr
@@ -167,11 +173,27 @@ def test_dimensions_tie_by_position_and_meet_static_sizes(kernels):
     sig = kernels.dynamic_static.signature
     plans = make_plans(sig, shapes={}, tie_dims=True, ranks={}, outputs=None, bounds=None, strategies={}, max_size=5)
     assert [p.dims for p in plans] == [(2, 3), (2, 3), (2, 3)]  # %a takes the static sizes of %b
-    plans = make_plans(kernels.matmul.signature, shapes={}, tie_dims=True, ranks={}, outputs=None, bounds=None,
-                       strategies={}, max_size=5)
+    plans = make_plans(
+        kernels.matmul.signature,
+        shapes={},
+        tie_dims=True,
+        ranks={},
+        outputs=None,
+        bounds=None,
+        strategies={},
+        max_size=5,
+    )
     assert [p.dims for p in plans] == [("dim 0", "dim 1")] * 3
-    plans = make_plans(kernels.matmul.signature, shapes={}, tie_dims=False, ranks={}, outputs=None, bounds=None,
-                       strategies={}, max_size=5)
+    plans = make_plans(
+        kernels.matmul.signature,
+        shapes={},
+        tie_dims=False,
+        ranks={},
+        outputs=None,
+        bounds=None,
+        strategies={},
+        max_size=5,
+    )
     assert len({d for p in plans for d in p.dims}) == 6
     check_against(kernels.dynamic_static, add_reference, max_examples=20)
 
@@ -180,8 +202,9 @@ def test_results_and_scalars_are_compared(kernels, tmp_path):
     summary = check_against(kernels.scale, lambda a, s: (a * s, s + s), bounds=(-10, 10), max_examples=40)
     assert summary.examples == 40
     with pytest.raises(DifferentialError, match=r"result 1 \(f32\): 1 of 1 elements differ"):
-        check_against(kernels.scale, lambda a, s: (a * s, s * 3), bounds=(1, 10), max_examples=40,
-                      save_to=str(tmp_path))
+        check_against(
+            kernels.scale, lambda a, s: (a * s, s * 3), bounds=(1, 10), max_examples=40, save_to=str(tmp_path)
+        )
 
 
 def test_tensor_arguments_are_contiguous_and_must_stay_unchanged(kernels, tmp_path):
@@ -202,11 +225,15 @@ def test_index_scalars_default_to_sizes(kernels):
 
 
 def test_unranked_memrefs_need_a_rank(kernels):
-    with pytest.raises(TypeError, match=r"argument 0 is memref<\*xf32>, whose rank the signature does not say; "
-                                        r"pass ranks=\{0: <rank>\}"):
+    with pytest.raises(
+        TypeError,
+        match=r"argument 0 is memref<\*xf32>, whose rank the signature does not say; "
+        r"pass ranks=\{0: <rank>\}",
+    ):
         check_against(kernels.sum_unranked, lambda a: a.sum())
-    check_against(kernels.sum_unranked, lambda a: a.sum(dtype=np.float32), ranks={0: 1}, bounds=(-4, 4),
-                  max_examples=30)
+    check_against(
+        kernels.sum_unranked, lambda a: a.sum(dtype=np.float32), ranks={0: 1}, bounds=(-4, 4), max_examples=30
+    )
 
 
 def test_strategies_and_bounds(kernels):
@@ -216,8 +243,9 @@ def test_strategies_and_bounds(kernels):
         seen.append(s)
         return a * s, s + s
 
-    check_against(kernels.scale, reference, strategies={1: st.just(np.float32(0.5))}, bounds={0: (-1, 1)},
-                  max_examples=20)
+    check_against(
+        kernels.scale, reference, strategies={1: st.just(np.float32(0.5))}, bounds={0: (-1, 1)}, max_examples=20
+    )
     assert set(seen) == {np.float32(0.5)}
 
 
@@ -248,7 +276,9 @@ def test_a_plain_invoker_works_too(adds):
 
 def test_missing_hypothesis_is_a_clear_import_error(adds, monkeypatch):
     monkeypatch.setitem(sys.modules, "hypothesis", None)
-    with pytest.raises(ImportError, match="draws its inputs with Hypothesis, which is not installed.*pip install hypothesis"):
+    with pytest.raises(
+        ImportError, match="draws its inputs with Hypothesis, which is not installed.*pip install hypothesis"
+    ):
         check_against(adds.add, add_reference)
 
 

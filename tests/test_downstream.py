@@ -25,9 +25,12 @@ CMAKE = shutil.which("cmake")
 MLIR_DIR = Path(os.environ.get("MEMREF_RUNTIME_TEST_MLIR_DIR", "/usr/lib/llvm-22/lib/cmake/mlir"))
 PLAIN_INSTALL = os.environ.get("MEMREF_RUNTIME_PLAIN_INSTALL") == "1"
 
-pytestmark = [pytest.mark.harness, pytest.mark.skipif(LIT is None or UPDATE is None, reason="lit and memref-update-checks are not installed")]
+pytestmark = [
+    pytest.mark.harness,
+    pytest.mark.skipif(LIT is None or UPDATE is None, reason="lit and memref-update-checks are not installed"),
+]
 
-CRASH = '''# RUN: %PYTHON %s 2>&1 | FileCheck %s
+CRASH = """# RUN: %PYTHON %s 2>&1 | FileCheck %s
 # REQUIRES: host-supports-jit
 import ctypes
 
@@ -47,7 +50,7 @@ def testCrash():
 run(testFine)
 run(testCrash)
 # CHECK: the checks of a case that never gets here
-'''
+"""
 
 NEW_CASE = '''# RUN: %PYTHON %s 2>&1 | FileCheck %s
 # REQUIRES: host-supports-jit
@@ -98,12 +101,15 @@ def test_the_suite_passes_through_the_server(suite):
     assert (suite / "Output").is_dir()  # lit writes into the suite's own Output/
 
 
-@pytest.mark.parametrize("switch, shows", [
-    ("opt_level=0", "typed_call.py 0 2>&1"),  # typed_call.py asserts jit.opt_level == its argument
-    ("opt_level=3", "typed_call.py 3 2>&1"),
-    ("runtime_verification=1", None),
-    ("python_server=0", None),
-])
+@pytest.mark.parametrize(
+    "switch, shows",
+    [
+        ("opt_level=0", "typed_call.py 0 2>&1"),  # typed_call.py asserts jit.opt_level == its argument
+        ("opt_level=3", "typed_call.py 3 2>&1"),
+        ("runtime_verification=1", None),
+        ("python_server=0", None),
+    ],
+)
 def test_the_switches(suite, switch, shows):
     out = lit(suite, "-a", "-D", switch)
     assert out.returncode == 0, out.stdout + out.stderr
@@ -135,8 +141,13 @@ def test_memref_update_checks_writes_a_new_test(suite):
     assert "# CHECK-LABEL: TEST: testIotaThree" in text and "# CHECK-NEXT: [0. 1. 2.]" in text
     assert lit(suite, "-q", "new_case.py").returncode == 0
     # A pre-commit hook's list: the helpers and configs are skipped with a note, not errors.
-    out = subprocess.run([UPDATE, "--check", "new_case.py", "lit.cfg.py", "inputs/scale.mlir"],
-                         capture_output=True, text=True, timeout=300, cwd=suite)
+    out = subprocess.run(
+        [UPDATE, "--check", "new_case.py", "lit.cfg.py", "inputs/scale.mlir"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=suite,
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     assert "skipped: lit.cfg.py: not a test of any lit suite" in out.stdout
     assert "memref-update-checks: 1 unchanged, 2 skipped" in out.stdout
@@ -154,16 +165,35 @@ def test_lit_update_tests_rewrites_a_stale_check(suite):
 
 
 @pytest.mark.debian_llvm
-@pytest.mark.skipif(CMAKE is None or not (MLIR_DIR / "MLIRConfig.cmake").is_file(),
-                    reason=f"needs cmake and an LLVM/MLIR install ({MLIR_DIR})")
+@pytest.mark.skipif(
+    CMAKE is None or not (MLIR_DIR / "MLIRConfig.cmake").is_file(),
+    reason=f"needs cmake and an LLVM/MLIR install ({MLIR_DIR})",
+)
 def test_its_llvm_style_cmake_build(suite, tmp_path):
     build = tmp_path / "build"
     configure = subprocess.run(
-        [CMAKE, "-S", str(suite), "-B", str(build), f"-DMLIR_DIR={MLIR_DIR}", f"-DPython3_EXECUTABLE={sys.executable}",
-         f"-DLLVM_EXTERNAL_LIT={LIT}"], capture_output=True, text=True, timeout=300)
+        [
+            CMAKE,
+            "-S",
+            str(suite),
+            "-B",
+            str(build),
+            f"-DMLIR_DIR={MLIR_DIR}",
+            f"-DPython3_EXECUTABLE={sys.executable}",
+            f"-DLLVM_EXTERNAL_LIT={LIT}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert configure.returncode == 0, configure.stdout + configure.stderr
-    check = subprocess.run([CMAKE, "--build", str(build), "--target", "check-downstream"], capture_output=True,
-                           text=True, timeout=600, env=dict(os.environ, LIT_OPTS="-a"))
+    check = subprocess.run(
+        [CMAKE, "--build", str(build), "--target", "check-downstream"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=dict(os.environ, LIT_OPTS="-a"),
+    )
     assert check.returncode == 0, check.stdout + check.stderr
     assert re.search(r"Passed *: 3 ", check.stdout), check.stdout
     tools = MLIR_DIR.parent.parent.parent / "bin"  # <prefix>/lib/cmake/mlir -> <prefix>/bin

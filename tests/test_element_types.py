@@ -67,11 +67,20 @@ def test_bool_is_i1_stored_in_one_byte():
     assert element_type_for_mlir("i1").dtype == np.bool_
 
 
-@pytest.mark.parametrize("alias, dtype", [
-    ("index", np.int64),
-    ("si8", np.int8), ("si16", np.int16), ("si32", np.int32), ("si64", np.int64),
-    ("ui8", np.uint8), ("ui16", np.uint16), ("ui32", np.uint32), ("ui64", np.uint64),
-])
+@pytest.mark.parametrize(
+    "alias, dtype",
+    [
+        ("index", np.int64),
+        ("si8", np.int8),
+        ("si16", np.int16),
+        ("si32", np.int32),
+        ("si64", np.int64),
+        ("ui8", np.uint8),
+        ("ui16", np.uint16),
+        ("ui32", np.uint32),
+        ("ui64", np.uint64),
+    ],
+)
 def test_index_and_signed_unsigned_spellings(alias, dtype):
     et = element_type_for_mlir(alias)
     assert et.dtype == np.dtype(dtype)
@@ -79,14 +88,17 @@ def test_index_and_signed_unsigned_spellings(alias, dtype):
     assert ctypes.sizeof(et.ctype) == np.dtype(dtype).itemsize
 
 
-@pytest.mark.parametrize("ctype, dtype", [
-    (ctypes.c_long, np.dtype(ctypes.c_long)),
-    (ctypes.c_longlong, np.dtype(ctypes.c_longlong)),
-    (ctypes.c_int, np.dtype(ctypes.c_int)),
-    (ctypes.c_ubyte, np.uint8),
-    (ctypes.c_byte, np.int8),
-    (ctypes.c_ushort, np.uint16),
-])
+@pytest.mark.parametrize(
+    "ctype, dtype",
+    [
+        (ctypes.c_long, np.dtype(ctypes.c_long)),
+        (ctypes.c_longlong, np.dtype(ctypes.c_longlong)),
+        (ctypes.c_int, np.dtype(ctypes.c_int)),
+        (ctypes.c_ubyte, np.uint8),
+        (ctypes.c_byte, np.int8),
+        (ctypes.c_ushort, np.uint16),
+    ],
+)
 def test_platform_ctype_spellings(ctype, dtype):
     assert element_type_for_ctype(ctype).dtype == np.dtype(dtype)
 
@@ -117,9 +129,9 @@ def test_unknown_mlir_names_raise_type_error_naming_them(name):
         element_type_for_mlir(name)
 
 
-@pytest.mark.parametrize("dtype", ["float128", "object", "U3", "M8[s]", "m8[ms]", "V4", "S2",
-                                   [("a", "<f4"), ("b", "u1")]],
-                         ids=str)
+@pytest.mark.parametrize(
+    "dtype", ["float128", "object", "U3", "M8[s]", "m8[ms]", "V4", "S2", [("a", "<f4"), ("b", "u1")]], ids=str
+)
 def test_unsupported_dtypes_raise_type_error_naming_them(dtype):
     if dtype == "float128" and not hasattr(np, "float128"):
         pytest.skip("no float128 on this platform")
@@ -184,7 +196,8 @@ def element_types_without_ml_dtypes(monkeypatch):
 
 @pytest.mark.parametrize("mlir_name, attr, ctype_name", ML_DTYPES_TYPES)
 def test_without_ml_dtypes_types_raise_import_error_saying_install(
-        element_types_without_ml_dtypes, mlir_name, attr, ctype_name):
+    element_types_without_ml_dtypes, mlir_name, attr, ctype_name
+):
     et = element_types_without_ml_dtypes
     assert et.ml_dtypes is None
     # pytest.raises(ImportError) also proves it is not an AssertionError (gone under -O).
@@ -249,9 +262,17 @@ def test_without_ml_dtypes_whole_package_in_a_fresh_interpreter():
     assert result.stdout.strip() == "OK"
 
 
-@pytest.mark.parametrize("spelling, dtype", [
-    (np.float32, np.float32), ("f4", np.float32), ("float64", np.float64), (np.bool_, np.bool_),
-    (np.complex64, np.complex64), ("uint16", np.uint16), (np.dtype(np.int8), np.int8),
-])
+@pytest.mark.parametrize(
+    "spelling, dtype",
+    [
+        (np.float32, np.float32),
+        ("f4", np.float32),
+        ("float64", np.float64),
+        (np.bool_, np.bool_),
+        (np.complex64, np.complex64),
+        ("uint16", np.uint16),
+        (np.dtype(np.int8), np.int8),
+    ],
+)
 def test_dtype_spellings_are_accepted(spelling, dtype):
     assert element_type_for_dtype(spelling).dtype == np.dtype(dtype)

@@ -60,11 +60,11 @@ run(secondCase)
 """,
     # Upstream style: its own run(), TEST labels to stdout, no memref_runtime; stdout made
     # block-buffered again (lit.cfg.py sets PYTHONUNBUFFERED), as outside this suite.
-    "upstream_style_crash.py": UPSTREAM_STYLE_CRASH.format(
-        run="env -u PYTHONUNBUFFERED %PYTHON", before=""),
+    "upstream_style_crash.py": UPSTREAM_STYLE_CRASH.format(run="env -u PYTHONUNBUFFERED %PYTHON", before=""),
     # The same under the suite's own setting: what it printed before the crash is kept.
     "upstream_style_crash_unbuffered.py": UPSTREAM_STYLE_CRASH.format(
-        run="%PYTHON", before='    print("about to read address 0")\n'),
+        run="%PYTHON", before='    print("about to read address 0")\n'
+    ),
     "callback_raises.py": """# RUN: %PYTHON %s 2>&1 | FileCheck %s
 import ctypes
 from mlir.execution_engine import ExecutionEngine
@@ -168,8 +168,9 @@ def lit_run(tmp_path_factory):
     """lit -v on a throw-away copy of the suite holding TESTS: (its output, the exec root)."""
     root = make_lit_suite(tmp_path_factory.mktemp("suite"), TESTS)
     exec_root = root / "build"
-    out = subprocess.run([LIT, "-v", "-D", f"exec_root={exec_root}", "lit_tests"], cwd=root,
-                         capture_output=True, text=True, timeout=600)
+    out = subprocess.run(
+        [LIT, "-v", "-D", f"exec_root={exec_root}", "lit_tests"], cwd=root, capture_output=True, text=True, timeout=600
+    )
     return out.stdout, exec_root
 
 
@@ -210,8 +211,10 @@ def test_what_a_test_printed_to_stdout_before_a_crash_is_kept_in_order(lit_run):
     out, _ = lit_run
     text = report(out, "upstream_style_crash_unbuffered.py")
     assert "# killed by SIGSEGV (Segmentation fault) during `TEST: testDereferencesNull`" in text
-    assert ("\nTEST: testFine\nfine\n\nTEST: testDereferencesNull\nabout to read address 0\n"
-            "Fatal Python error: Segmentation fault") in text
+    assert (
+        "\nTEST: testFine\nfine\n\nTEST: testDereferencesNull\nabout to read address 0\n"
+        "Fatal Python error: Segmentation fault"
+    ) in text
 
 
 @needs_lit
@@ -236,15 +239,28 @@ def test_an_exception_in_a_callback_of_a_plain_script_fails_it_at_exit(lit_run):
 
 
 @needs_lit
-@pytest.mark.parametrize("test, expected", [
-    ("parse_error.py", ["MLIRError: Unable to parse module assembly:",
-                        "error: \"-\":2:19: use of value '%a' expects different type than prior uses",
-                        "note: \"-\":1:14: prior use here"]),
-    ("lowering_error.py", ["LoweringError: lowering to the LLVM dialect failed",
-                           "error: \"-\":9:5: Yield operand #0 is not equivalent to the corresponding iter bbArg",
-                           "reproduce with: "]),
-    ("link_error.py", ["Symbols not found: [ defined_nowhere ]", "RuntimeError: Unknown function kernel"]),
-])
+@pytest.mark.parametrize(
+    "test, expected",
+    [
+        (
+            "parse_error.py",
+            [
+                "MLIRError: Unable to parse module assembly:",
+                "error: \"-\":2:19: use of value '%a' expects different type than prior uses",
+                'note: "-":1:14: prior use here',
+            ],
+        ),
+        (
+            "lowering_error.py",
+            [
+                "LoweringError: lowering to the LLVM dialect failed",
+                'error: "-":9:5: Yield operand #0 is not equivalent to the corresponding iter bbArg',
+                "reproduce with: ",
+            ],
+        ),
+        ("link_error.py", ["Symbols not found: [ defined_nowhere ]", "RuntimeError: Unknown function kernel"]),
+    ],
+)
 def test_an_exception_before_filecheck_is_shown_whole(lit_run, test, expected):
     out, _ = lit_run
     text = report(out, test)
@@ -312,8 +328,9 @@ def test_the_copy_keeps_bytes_order_and_exit_status(tmp_path, merged):
 
 
 def test_a_crash_ends_the_process_lit_waits_for_by_the_same_signal(tmp_path):
-    code, out, _ = run_script(tmp_path, "import ctypes\nprint('before', flush=True)\nctypes.string_at(0)\n",
-                              report=True, merged=True)
+    code, out, _ = run_script(
+        tmp_path, "import ctypes\nprint('before', flush=True)\nctypes.string_at(0)\n", report=True, merged=True
+    )
     assert code == -signal.SIGSEGV
     assert out.startswith(b"before\nFatal Python error: Segmentation fault")
     record = next((tmp_path / "report").glob("*.record")).read_text()
@@ -323,8 +340,9 @@ def test_a_crash_ends_the_process_lit_waits_for_by_the_same_signal(tmp_path):
 def test_a_test_killed_by_sigkill_ends_so_and_never_runs_again(tmp_path):
     # SIGKILL (the out-of-memory killer, lit --timeout) cannot be handled: the copier once failed
     # to pass it on, and the exception put it back into the test, which ran again and exited 0.
-    script = ("import os, signal\nprint('runs', flush=True)\n"
-              "os.kill(os.getpid(), signal.SIGKILL)\nprint('after the kill')\n")
+    script = (
+        "import os, signal\nprint('runs', flush=True)\nos.kill(os.getpid(), signal.SIGKILL)\nprint('after the kill')\n"
+    )
     code, out, _ = run_script(tmp_path, script, report=True, merged=True)
     assert code == -signal.SIGKILL
     assert out == b"runs\n"
@@ -361,22 +379,27 @@ ctypes.string_at(0)
 
 
 def test_without_the_report_variable_nothing_is_set_up(tmp_path):
-    code = ("import faulthandler, sys\n"
-            "print(faulthandler.is_enabled(), 'memref_runtime.process.report' in sys.modules)\n")
+    code = (
+        "import faulthandler, sys\nprint(faulthandler.is_enabled(), 'memref_runtime.process.report' in sys.modules)\n"
+    )
     assert run_script(tmp_path, code, report=False, merged=True)[1] == b"False False\n"
     assert run_script(tmp_path, code, report=True, merged=True)[1] == b"True True\n"
 
 
 # --- pieces ---------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("argv, orig_argv, copied", [
-    (["/x/lit_tests/case.py"], ["python", "/x/lit_tests/case.py"], True),
-    (["-m"], ["python", "-X", "dev", "-m", "my_tests.case", "-v"], True),
-    (["-m"], ["python", "-m", "filecheck", "case.py"], False),
-    (["-c", "import x"], ["python", "-c", "import x"], False),  # lit.cfg.py's `not`/`count` stand-ins
-    (["/venv/bin/filecheck", "case.py"], ["python", "/venv/bin/filecheck", "case.py"], False),
-    ([], ["python"], False),
-])
+
+@pytest.mark.parametrize(
+    "argv, orig_argv, copied",
+    [
+        (["/x/lit_tests/case.py"], ["python", "/x/lit_tests/case.py"], True),
+        (["-m"], ["python", "-X", "dev", "-m", "my_tests.case", "-v"], True),
+        (["-m"], ["python", "-m", "filecheck", "case.py"], False),
+        (["-c", "import x"], ["python", "-c", "import x"], False),  # lit.cfg.py's `not`/`count` stand-ins
+        (["/venv/bin/filecheck", "case.py"], ["python", "/venv/bin/filecheck", "case.py"], False),
+        ([], ["python"], False),
+    ],
+)
 def test_which_processes_are_tests(argv, orig_argv, copied):
     assert process_report.is_test_process(argv, orig_argv) is copied
 
@@ -399,11 +422,14 @@ Extension modules: numpy (total: 1)
 
 
 @pytest.mark.skipif(LIT is None, reason="failure_report.py imports lit")
-@pytest.mark.parametrize("output, case", [
-    (CRASH_DUMP, "second"),  # the stack wins over a stale label
-    (b"\nTEST: one\nok\n\nTEST: two\nTraceback (most recent call last):\n  File \"x\", line 1, in run\n", "two"),
-    (b"no labels at all\n", None),
-])
+@pytest.mark.parametrize(
+    "output, case",
+    [
+        (CRASH_DUMP, "second"),  # the stack wins over a stale label
+        (b'\nTEST: one\nok\n\nTEST: two\nTraceback (most recent call last):\n  File "x", line 1, in run\n', "two"),
+        (b"no labels at all\n", None),
+    ],
+)
 def test_the_case_a_process_ended_in(output, case):
     assert failure_report.last_case(output) == case
 
@@ -425,5 +451,7 @@ ctypes.string_at(0)
     assert out.startswith(b"output as usual\nFatal Python error: Segmentation fault")
     assert not re.search(rb"^ *#0 0x", out, re.M)
     text = failure_report.format_report(str(tmp_path / "report"))
-    assert "# killed by SIGSEGV (Segmentation fault)\n# note: native stack unavailable: no loaded library " \
-           "exports llvm::sys::PrintStackTraceOnErrorSignal (no_such_symbol)\n" in text
+    assert (
+        "# killed by SIGSEGV (Segmentation fault)\n# note: native stack unavailable: no loaded library "
+        "exports llvm::sys::PrintStackTraceOnErrorSignal (no_such_symbol)\n" in text
+    )

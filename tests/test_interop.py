@@ -32,10 +32,24 @@ IDS = [dtype.name for _, dtype in ELEMENT_TYPES]
 
 # (code, bits) of each dtype, read off dlpack.h's DLDataTypeCode by hand.
 DLPACK_TYPES = {
-    "bool": (6, 8), "int8": (0, 8), "int16": (0, 16), "int32": (0, 32), "int64": (0, 64),
-    "uint8": (1, 8), "uint16": (1, 16), "uint32": (1, 32), "uint64": (1, 64),
-    "float16": (2, 16), "float32": (2, 32), "float64": (2, 64), "complex64": (5, 64), "complex128": (5, 128),
-    "bfloat16": (4, 16), "float8_e3m4": (7, 8), "float8_e4m3": (8, 8), "float8_e4m3fn": (10, 8),
+    "bool": (6, 8),
+    "int8": (0, 8),
+    "int16": (0, 16),
+    "int32": (0, 32),
+    "int64": (0, 64),
+    "uint8": (1, 8),
+    "uint16": (1, 16),
+    "uint32": (1, 32),
+    "uint64": (1, 64),
+    "float16": (2, 16),
+    "float32": (2, 32),
+    "float64": (2, 64),
+    "complex64": (5, 64),
+    "complex128": (5, 128),
+    "bfloat16": (4, 16),
+    "float8_e3m4": (7, 8),
+    "float8_e4m3": (8, 8),
+    "float8_e4m3fn": (10, 8),
     "float8_e5m2": (12, 8),
 }
 
@@ -69,9 +83,15 @@ class Exported:
 def layouts(base: np.ndarray) -> dict[str, np.ndarray]:
     """Views of a (4, 6) base: every kind of layout a DLPack tensor can describe."""
     return {
-        "contiguous": base, "transposed": base.T, "offset": base[1:, 2:], "strided": base[::2, 1::3],
-        "negative": base[::-1, ::-2], "zero stride": np.broadcast_to(base[:1], (3, 4, 6)),
-        "0-d": base[1, 2], "empty": base[:0], "empty inner": base[:, 3:3],
+        "contiguous": base,
+        "transposed": base.T,
+        "offset": base[1:, 2:],
+        "strided": base[::2, 1::3],
+        "negative": base[::-1, ::-2],
+        "zero stride": np.broadcast_to(base[:1], (3, 4, 6)),
+        "0-d": base[1, 2],
+        "empty": base[:0],
+        "empty inner": base[:, 3:3],
     }
 
 
@@ -154,9 +174,12 @@ def test_a_legacy_producer_gets_the_call_without_max_version():
 
 def test_another_dlpack_major_version_is_refused_and_released():
     producer = DLPackProducer(np.arange(3.0), major=2)
-    with pytest.raises(ValueError, match=r"^x: got a support\.dlpack_producer\.DLPackProducer of dtype float64, "
-                                         r"shape \(3,\), device kDLCPU:0: DLPack 2\.0 tensor: this runtime reads "
-                                         r"DLPack 1\.x"):
+    with pytest.raises(
+        ValueError,
+        match=r"^x: got a support\.dlpack_producer\.DLPackProducer of dtype float64, "
+        r"shape \(3,\), device kDLCPU:0: DLPack 2\.0 tensor: this runtime reads "
+        r"DLPack 1\.x",
+    ):
         interop.as_ndarray(producer, "x")
     gc.collect()
     assert producer.deleted == 1  # "the consumer must call the deleter", dlpack.h says
@@ -172,9 +195,12 @@ def test_a_vector_data_type_is_refused_and_released():
 
 def test_a_device_that_is_not_the_host_is_refused_before_any_export():
     producer = DLPackProducer(np.arange(3.0), device=(2, 1))  # kDLCUDA, device 1
-    with pytest.raises(ValueError, match=r"^x: got a support\.dlpack_producer\.DLPackProducer of dtype float64, "
-                                         r"shape \(3,\) on DLPack device kDLCUDA:1; memref arguments must be host "
-                                         r"\(CPU\) memory"):
+    with pytest.raises(
+        ValueError,
+        match=r"^x: got a support\.dlpack_producer\.DLPackProducer of dtype float64, "
+        r"shape \(3,\) on DLPack device kDLCUDA:1; memref arguments must be host "
+        r"\(CPU\) memory",
+    ):
         get_ranked_memref_descriptor(producer, argument="x")
     assert producer.capsules == []
     pinned = DLPackProducer(np.arange(3.0), device=(3, 0))  # kDLCUDAHost: host memory
@@ -216,11 +242,13 @@ def _buffers():
     ints = (ctypes.c_int32 * 3)(1, 2, 3)
     shorts = np.arange(1, 4, dtype=np.int16)
     longs = np.arange(1, 4, dtype=np.int64)
-    return [("array.array", doubles, doubles.buffer_info()[0], np.float64),
-            ("bytearray", raw, ctypes.addressof(ctypes.c_char.from_buffer(raw)), np.uint8),
-            ("ctypes", ints, ctypes.addressof(ints), np.int32),
-            ("memoryview", memoryview(shorts), address_of(shorts), np.int16),
-            ("__array_interface__", Interface(longs), address_of(longs), np.int64)]
+    return [
+        ("array.array", doubles, doubles.buffer_info()[0], np.float64),
+        ("bytearray", raw, ctypes.addressof(ctypes.c_char.from_buffer(raw)), np.uint8),
+        ("ctypes", ints, ctypes.addressof(ints), np.int32),
+        ("memoryview", memoryview(shorts), address_of(shorts), np.int16),
+        ("__array_interface__", Interface(longs), address_of(longs), np.int64),
+    ]
 
 
 def test_buffers_and_array_interfaces_are_read_zero_copy():
@@ -306,11 +334,14 @@ def test_read_only_and_negative_strides_leave_as_copies():
 # --- typed calls (no framework needed: a producer of our own) -------------------------------------
 
 # @total(a): the sum of an f64 memref (shared with tests/test_memory.py); @same(a): a itself.
-KERNELS = mlir_input("sum_f64.mlir").read_text() + r"""
+KERNELS = (
+    mlir_input("sum_f64.mlir").read_text()
+    + r"""
 func.func @same(%a: memref<?xf64>) -> memref<?xf64> {
   return %a : memref<?xf64>
 }
 """
+)
 
 
 @pytest.fixture(scope="module")

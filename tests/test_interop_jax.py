@@ -10,8 +10,9 @@ import weakref
 import numpy as np
 import pytest
 
-jax = pytest.importorskip("jax", reason="JAX is not installed (pip install jax jaxlib, or pip install -e "
-                                          "'.[frameworks]')")
+jax = pytest.importorskip(
+    "jax", reason="JAX is not installed (pip install jax jaxlib, or pip install -e '.[frameworks]')"
+)
 import jax.numpy as jnp  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)  # float64 and int64 arrays stay what they are
@@ -26,8 +27,12 @@ from memref_runtime.testing import check_against  # noqa: E402
 pytestmark = pytest.mark.jit
 
 DTYPES = {  # MLIR element type -> dtype (JAX's are NumPy's and ml_dtypes')
-    "f32": np.dtype(np.float32), "f64": np.dtype(np.float64), "i32": np.dtype(np.int32),
-    "i64": np.dtype(np.int64), "i1": np.dtype(np.bool_), "bf16": np.dtype(ml_dtypes.bfloat16),
+    "f32": np.dtype(np.float32),
+    "f64": np.dtype(np.float64),
+    "i32": np.dtype(np.int32),
+    "i64": np.dtype(np.int64),
+    "i1": np.dtype(np.bool_),
+    "bf16": np.dtype(ml_dtypes.bfloat16),
     "complex<f32>": np.dtype(np.complex64),
 }
 
@@ -74,18 +79,28 @@ def kernels():
 
     module = JitModule("".join(KERNELS.format(n=name(m), T=m) for m in DTYPES) + RESULTS)
     for element in DTYPES:
-        module.register_callback(f"seen_{name(element)}", lambda view: SEEN.append(
-            (address_of(view), view.shape, view.copy())))
+        module.register_callback(
+            f"seen_{name(element)}", lambda view: SEEN.append((address_of(view), view.shape, view.copy()))
+        )
     return module
 
 
 def arrays(dtype: np.dtype) -> dict:
     numbers = np.arange(24) % 7
-    base = (numbers % 3 == 0) if dtype.kind == "b" else (numbers * 0.5 - 1).astype(dtype) \
-        if dtype.kind in "fcV" else numbers.astype(dtype)
-    return {"2-d": jnp.asarray(base.reshape(4, 6)), "transposed": jnp.asarray(base.reshape(4, 6)).T,
-            "0-d": jnp.asarray(base[3]), "empty": jnp.asarray(base[:0].reshape(0, 6)), "3-d": jnp.asarray(
-            base.reshape(2, 3, 4))}
+    base = (
+        (numbers % 3 == 0)
+        if dtype.kind == "b"
+        else (numbers * 0.5 - 1).astype(dtype)
+        if dtype.kind in "fcV"
+        else numbers.astype(dtype)
+    )
+    return {
+        "2-d": jnp.asarray(base.reshape(4, 6)),
+        "transposed": jnp.asarray(base.reshape(4, 6)).T,
+        "0-d": jnp.asarray(base[3]),
+        "empty": jnp.asarray(base[:0].reshape(0, 6)),
+        "3-d": jnp.asarray(base.reshape(2, 3, 4)),
+    }
 
 
 @pytest.mark.parametrize("element", DTYPES)

@@ -15,12 +15,14 @@ import weakref
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch", reason="PyTorch is not installed (pip install torch==2.13.0, the CPU "
-                                              "build, then pip install -e '.[frameworks]')")
+torch = pytest.importorskip(
+    "torch",
+    reason="PyTorch is not installed (pip install torch==2.13.0, the CPU build, then pip install -e '.[frameworks]')",
+)
 ml_dtypes = pytest.importorskip("ml_dtypes")
 
 from hypothesis import given  # noqa: E402
-from hypothesis import strategies as st
+from hypothesis import strategies as st  # noqa: E402
 from support.arrays import address_of  # noqa: E402
 from support.engine import HAVE_JIT  # noqa: E402
 
@@ -76,8 +78,14 @@ func.func @twice_{n}(%a: memref<?x?x{T}, strided<[?, ?], offset: ?>>, %out: memr
   return
 }}
 """
-ADD = {"f32": "arith.addf", "f64": "arith.addf", "bf16": "arith.addf", "i32": "arith.addi", "i64": "arith.addi",
-       "complex<f32>": "complex.add"}
+ADD = {
+    "f32": "arith.addf",
+    "f64": "arith.addf",
+    "bf16": "arith.addf",
+    "i32": "arith.addi",
+    "i64": "arith.addi",
+    "complex<f32>": "complex.add",
+}
 # A bf16 result the JIT code allocates; the same in a constant global.
 RESULTS = r"""
 func.func @iota(%n: index) -> memref<?xbf16> {
@@ -126,13 +134,20 @@ def kernels():
         pytest.skip("no MLIR Python bindings with an ExecutionEngine")
     from memref_runtime import JitModule
 
-    source = "".join(PROBE.format(n=name(m), T=m) + (TWICE.format(n=name(m), T=m, add=ADD[m]) if m in ADD else "")
-                     for m, _ in DTYPES.values()) + RESULTS
+    source = (
+        "".join(
+            PROBE.format(n=name(m), T=m) + (TWICE.format(n=name(m), T=m, add=ADD[m]) if m in ADD else "")
+            for m, _ in DTYPES.values()
+        )
+        + RESULTS
+    )
     module = JitModule(source)
     for element, _ in DTYPES.values():
         # The view is valid during the callback only: keep what it says and a copy of its values.
-        module.register_callback(f"seen_{name(element)}", lambda view: SEEN.append(
-            (address_of(view), view.shape, view.strides, view.dtype, view.copy())))
+        module.register_callback(
+            f"seen_{name(element)}",
+            lambda view: SEEN.append((address_of(view), view.shape, view.strides, view.dtype, view.copy())),
+        )
     return module
 
 
@@ -149,34 +164,43 @@ class OnlyDLPack:
         return self.tensor.__dlpack_device__()
 
 
-def as_numpy(t: "torch.Tensor") -> np.ndarray:
+def as_numpy(t: torch.Tensor) -> np.ndarray:
     """The NumPy array over `t`'s memory, in `t`'s layout (bf16 through int16, as NumPy lacks it)."""
     if t.dtype == torch.bfloat16:
         return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
     return t.numpy()
 
 
-def values(dtype, n: int) -> "torch.Tensor":
+def values(dtype, n: int) -> torch.Tensor:
     """`n` distinct-ish values of `dtype`, exact in every one (small integers and halves)."""
     if dtype == torch.bool:
         return torch.arange(n) % 3 == 0
     if dtype.is_complex:
         return torch.complex(torch.arange(n) * 0.5, -torch.arange(n) % 5 * 1.0).to(dtype)
-    return (torch.arange(n) % 31 - 7).to(dtype) if not dtype.is_floating_point else \
-        (torch.arange(n) % 31 * 0.5 - 3).to(dtype)
+    return (
+        (torch.arange(n) % 31 - 7).to(dtype)
+        if not dtype.is_floating_point
+        else (torch.arange(n) % 31 * 0.5 - 3).to(dtype)
+    )
 
 
-def layouts(dtype) -> dict[str, "torch.Tensor"]:
+def layouts(dtype) -> dict[str, torch.Tensor]:
     base = values(dtype, 60).reshape(6, 10)
     return {
-        "contiguous": base, "transposed": base.T, "narrow (offset)": base.narrow(1, 3, 5),
-        "strided": base[1::2, ::3], "expand (zero strides)": base[:1, :4].expand(5, 4),
-        "as_strided": base.as_strided((3, 4), (7, 2), 5), "0-d": base[2, 3], "empty": base[:, 4:4],
-        "1-d": base[3], "3-d": base.reshape(3, 4, 5).transpose(0, 2),
+        "contiguous": base,
+        "transposed": base.T,
+        "narrow (offset)": base.narrow(1, 3, 5),
+        "strided": base[1::2, ::3],
+        "expand (zero strides)": base[:1, :4].expand(5, 4),
+        "as_strided": base.as_strided((3, 4), (7, 2), 5),
+        "0-d": base[2, 3],
+        "empty": base[:, 4:4],
+        "1-d": base[3],
+        "3-d": base.reshape(3, 4, 5).transpose(0, 2),
     }
 
 
-def assert_received(seen, t: "torch.Tensor", dtype: np.dtype):
+def assert_received(seen, t: torch.Tensor, dtype: np.dtype):
     """What the callback saw is `t` itself: its memory, shape, strides and values."""
     address, shape, strides, seen_dtype, copy = seen
     assert seen_dtype == dtype and shape == tuple(t.shape)
@@ -262,8 +286,9 @@ def test_bind_keeps_the_tensors_and_reads_their_current_values(kernels):
     gc.collect()
     bound()
     assert torch.equal(out, 2 * a)
-    twice_b = kernels.twice_bf16.bind(OnlyDLPack(a.to(torch.bfloat16)), OnlyDLPack(out_b := torch.zeros(2, 3,
-                                                                                                   dtype=torch.bfloat16)))
+    twice_b = kernels.twice_bf16.bind(
+        OnlyDLPack(a.to(torch.bfloat16)), OnlyDLPack(out_b := torch.zeros(2, 3, dtype=torch.bfloat16))
+    )
     gc.collect()
     twice_b()
     assert torch.equal(out_b, 2 * a.to(torch.bfloat16))
@@ -386,18 +411,28 @@ def test_the_contiguous_tensor_shortcut_takes_only_what_tensor_numpy_would_view(
     t = torch.arange(4, dtype=torch.float32)
     assert quick(t) == (t.data_ptr(), (4,))
     assert torch_quick(np.dtype(ml_dtypes.bfloat16))(b := t.to(torch.bfloat16)) == (b.data_ptr(), (4,))
-    declined = {"a subclass": torch.nn.Parameter(t.clone(), requires_grad=False),
-                "requires grad": t.clone().requires_grad_(), "sparse": t.to_sparse(),
-                "meta": torch.empty(4, device="meta"), "float64": t.double(), "strided": t[::2],
-                "negative bit": torch._neg_view(t), "not a tensor": t.numpy()}
+    declined = {
+        "a subclass": torch.nn.Parameter(t.clone(), requires_grad=False),
+        "requires grad": t.clone().requires_grad_(),
+        "sparse": t.to_sparse(),
+        "meta": torch.empty(4, device="meta"),
+        "float64": t.double(),
+        "strided": t[::2],
+        "negative bit": torch._neg_view(t),
+        "not a tensor": t.numpy(),
+    }
     assert {k: quick(v) for k, v in declined.items()} == dict.fromkeys(declined)
     assert torch_quick(np.dtype(np.complex64))(torch.zeros(2, dtype=torch.complex64).conj()) is None
     # What it declines goes the general route: the same results and errors as before.
     p = declined["a subclass"]
     kernels.scale(p, 2.0)
     assert p.tolist() == [0.0, 2.0, 4.0, 6.0]
-    for case, error, text in [("requires grad", ValueError, "require gradient"), ("sparse", ValueError, "layout"),
-                              ("meta", ValueError, "device meta"), ("float64", TypeError, "torch.float64")]:
+    for case, error, text in [
+        ("requires grad", ValueError, "require gradient"),
+        ("sparse", ValueError, "layout"),
+        ("meta", ValueError, "device meta"),
+        ("float64", TypeError, "torch.float64"),
+    ]:
         with pytest.raises(error, match=rf"scale\(\): argument 0 expects memref<\?xf32>.*{text}"):
             kernels.scale(declined[case], 2.0)
     # What it takes is still checked against the parameter: rank, static sizes.
@@ -409,5 +444,7 @@ def test_the_contiguous_tensor_shortcut_takes_only_what_tensor_numpy_would_view(
 
     four = JitModule("func.func @four(%a: memref<4xf32>) {\n  return\n}\n")
     four.four(torch.zeros(4))
-    with pytest.raises(ValueError, match=r"four\(\): argument 0 expects memref<4xf32> \(shape \(4,\)\), got .*shape \(5,\)"):
+    with pytest.raises(
+        ValueError, match=r"four\(\): argument 0 expects memref<4xf32> \(shape \(4,\)\), got .*shape \(5,\)"
+    ):
         four.four(torch.zeros(5))

@@ -46,6 +46,8 @@ func.func @run(%x: f64) -> f64 {
   return %r : f64
 }
 """
+
+
 def loaded_library(prefix: str) -> str | None:
     """The path of a shared library this process has loaded (libm: Python links it)."""
     try:
@@ -57,8 +59,10 @@ def loaded_library(prefix: str) -> str | None:
 
 
 LIBM = loaded_library("libm.so") or loaded_library("libm-")
-PIPELINE = ("builtin.module(convert-scf-to-cf,finalize-memref-to-llvm,convert-arith-to-llvm,"
-            "convert-func-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts)")
+PIPELINE = (
+    "builtin.module(convert-scf-to-cf,finalize-memref-to-llvm,convert-arith-to-llvm,"
+    "convert-func-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts)"
+)
 
 
 @pytest.fixture(autouse=True)
@@ -93,14 +97,27 @@ def test_no_reuse_before_the_first_module_is_linked():
     assert jit_cache.stats()["hit"] == 1
 
 
-@pytest.mark.parametrize("source, options, expected", [
-    (SUB, {}, [-10, -9, -8, -7, -6]),
-    (ADD, dict(pipeline=PIPELINE.replace("reconcile-unrealized-casts", "reconcile-unrealized-casts,canonicalize,cse")),
-     [10, 11, 12, 13, 14]),
-    (ADD, dict(opt_level=0), [10, 11, 12, 13, 14]),
-    pytest.param(ADD, dict(shared_libs=[LIBM]), [10, 11, 12, 13, 14],
-                 marks=pytest.mark.skipif(LIBM is None, reason="no libm path in /proc/self/maps")),
-], ids=["source", "pipeline", "opt_level", "shared_libs"])
+@pytest.mark.parametrize(
+    "source, options, expected",
+    [
+        (SUB, {}, [-10, -9, -8, -7, -6]),
+        (
+            ADD,
+            dict(
+                pipeline=PIPELINE.replace("reconcile-unrealized-casts", "reconcile-unrealized-casts,canonicalize,cse")
+            ),
+            [10, 11, 12, 13, 14],
+        ),
+        (ADD, dict(opt_level=0), [10, 11, 12, 13, 14]),
+        pytest.param(
+            ADD,
+            dict(shared_libs=[LIBM]),
+            [10, 11, 12, 13, 14],
+            marks=pytest.mark.skipif(LIBM is None, reason="no libm path in /proc/self/maps"),
+        ),
+    ],
+    ids=["source", "pipeline", "opt_level", "shared_libs"],
+)
 def test_any_difference_of_module_or_options_is_a_new_engine(source, options, expected):
     first = JitModule(ADD)
     add(first)

@@ -147,6 +147,7 @@ def kernels(jit):
 
 # --- memref arguments -------------------------------------------------------------------
 
+
 def test_ranked_memref_arguments_are_written_in_place(kernels):
     a = np.linspace(0, 1, 16, dtype=np.float32)
     b = np.arange(16, dtype=np.float32)
@@ -196,10 +197,13 @@ def test_zero_d_and_static_shapes(kernels):
 def test_masked_arrays_are_refused_not_unmasked(kernels):
     a = np.ma.masked_array(np.arange(4, dtype=np.float32), mask=[0, 1, 0, 0])
     b, c = np.ones(4, np.float32), np.zeros(4, np.float32)
-    with pytest.raises(TypeError, match=r"^add\(\): argument 0 expects memref<\?xf32> \(a 1-d float32 array\), "
-                                        r"got a masked float32 \('<f4'\) array of shape \(4,\), "
-                                        r"whose mask would be dropped.*"
-                                        r"a\.filled\(.*np\.asarray\(a\)"):
+    with pytest.raises(
+        TypeError,
+        match=r"^add\(\): argument 0 expects memref<\?xf32> \(a 1-d float32 array\), "
+        r"got a masked float32 \('<f4'\) array of shape \(4,\), "
+        r"whose mask would be dropped.*"
+        r"a\.filled\(.*np\.asarray\(a\)",
+    ):
         kernels.add(a, b, c)
     with pytest.raises(TypeError, match=r"^add\(\): argument 2 expects .* got a masked"):
         kernels.add(b, b, np.ma.masked_array(c))  # even without a masked element
@@ -222,6 +226,7 @@ def test_empty_and_signless_unsigned_arrays(kernels):
 
 # --- scalars ----------------------------------------------------------------------------
 
+
 def test_scalar_arguments_and_results_of_every_type(kernels):
     args = (True, np.int8(-3), 300, np.int32(-7), 2**40, 21, 1.5, np.float32(3.0), 0.25)
     got = kernels.scalars(*args)
@@ -242,14 +247,17 @@ def test_signless_integers_accept_the_unsigned_range(kernels):
     assert got[3] == -1 and got[4] == 0  # 2**64 - 1 is -1 as i64; + 1 wraps to 0
 
 
-@pytest.mark.parametrize("index, value, error, message", [
-    (2, 70000, ValueError, r"argument 2 expects i16 \(an integer in \[-32768, 65535\]\), got int 70000"),
-    (3, 1.5, TypeError, r"argument 3 expects i32 \(an integer\), got float 1.5"),
-    (0, 2, TypeError, r"argument 0 expects i1 \(a bool\), got int 2"),
-    (7, "x", TypeError, r"argument 7 expects f32 \(a real number\), got str 'x'"),
-    (7, 1e300, ValueError, r"argument 7 expects f32 \(a real number\), got float 1e\+300, out of range"),
-    (8, 1j, TypeError, r"argument 8 expects f64 \(a real number\), got complex 1j"),
-])
+@pytest.mark.parametrize(
+    "index, value, error, message",
+    [
+        (2, 70000, ValueError, r"argument 2 expects i16 \(an integer in \[-32768, 65535\]\), got int 70000"),
+        (3, 1.5, TypeError, r"argument 3 expects i32 \(an integer\), got float 1.5"),
+        (0, 2, TypeError, r"argument 0 expects i1 \(a bool\), got int 2"),
+        (7, "x", TypeError, r"argument 7 expects f32 \(a real number\), got str 'x'"),
+        (7, 1e300, ValueError, r"argument 7 expects f32 \(a real number\), got float 1e\+300, out of range"),
+        (8, 1j, TypeError, r"argument 8 expects f64 \(a real number\), got complex 1j"),
+    ],
+)
 def test_bad_scalars(kernels, index, value, error, message):
     args = [True, 1, 1, 1, 1, 1, 1.0, 1.0, 1.0]
     args[index] = value
@@ -257,42 +265,64 @@ def test_bad_scalars(kernels, index, value, error, message):
         kernels.scalars(*args)
 
 
-@pytest.mark.parametrize("index, value, given", [
-    (7, 10**400, r"int 1000"),
-    (8, 10**400, r"int 1000"),
-    (8, -(10**400), r"int -1000"),
-], ids=["f32", "f64", "f64-negative"])
+@pytest.mark.parametrize(
+    "index, value, given",
+    [
+        (7, 10**400, r"int 1000"),
+        (8, 10**400, r"int 1000"),
+        (8, -(10**400), r"int -1000"),
+    ],
+    ids=["f32", "f64", "f64-negative"],
+)
 def test_out_of_range_integer_for_a_float_names_the_argument(kernels, index, value, given):
     args = [True, 1, 1, 1, 1, 1, 1.0, 1.0, 1.0]
     args[index] = value
     expected = ["f32", "f64"][index - 7]
-    with pytest.raises(ValueError, match=rf"^scalars\(\): argument {index} expects {expected} \(a real number\), "
-                                         rf"got {given}.*out of range for {expected}"):
+    with pytest.raises(
+        ValueError,
+        match=rf"^scalars\(\): argument {index} expects {expected} \(a real number\), "
+        rf"got {given}.*out of range for {expected}",
+    ):
         kernels.scalars(*args)
 
 
-@pytest.mark.skipif(np.finfo(np.longdouble).max <= np.finfo(np.float64).max,
-                    reason="np.longdouble is float64 here: nothing is out of f64's range")
+@pytest.mark.skipif(
+    np.finfo(np.longdouble).max <= np.finfo(np.float64).max,
+    reason="np.longdouble is float64 here: nothing is out of f64's range",
+)
 def test_long_double_beyond_f64_is_refused_not_made_infinite(kernels):
-    with pytest.raises(ValueError, match=r"^negate\(\): argument 0 expects f64 \(a real number\), "
-                                         r"got longdouble .*out of range for f64"):
+    with pytest.raises(
+        ValueError,
+        match=r"^negate\(\): argument 0 expects f64 \(a real number\), "
+        r"got longdouble .*out of range for f64",
+    ):
         kernels.negate(np.longdouble("1e4000"))
     assert kernels.negate(np.longdouble("2.5")) == -2.5
     assert kernels.negate(np.longdouble("inf")) == -np.inf  # infinity itself is a value of f64
     assert kernels.negate(float("-inf")) == np.inf
 
 
-@pytest.mark.parametrize("value, given", [
-    (10**400, r"int 1000"),
-    (complex(1e300, 1.0), r"complex \(1e\+300\+1j\)"),
-    (complex(1.0, -1e300), r"complex \(1-1e\+300j\)"),
-], ids=["huge-int", "huge-real", "huge-imaginary"])
+@pytest.mark.parametrize(
+    "value, given",
+    [
+        (10**400, r"int 1000"),
+        (complex(1e300, 1.0), r"complex \(1e\+300\+1j\)"),
+        (complex(1.0, -1e300), r"complex \(1-1e\+300j\)"),
+    ],
+    ids=["huge-int", "huge-real", "huge-imaginary"],
+)
 def test_out_of_range_complex_names_the_value_given(kernels, value, given):
-    with pytest.raises(ValueError, match=rf"^cmul\(\): argument 1 expects complex<f32> \(a complex number\), "
-                                         rf"got {given}.*out of range for complex<f32>"):
+    with pytest.raises(
+        ValueError,
+        match=rf"^cmul\(\): argument 1 expects complex<f32> \(a complex number\), "
+        rf"got {given}.*out of range for complex<f32>",
+    ):
         kernels.cmul(1j, value)
-    with pytest.raises(ValueError, match=r"^cneg\(\): argument 0 expects complex<f64> \(a complex number\), "
-                                         r"got int 1000.*out of range for complex<f64>"):
+    with pytest.raises(
+        ValueError,
+        match=r"^cneg\(\): argument 0 expects complex<f64> \(a complex number\), "
+        r"got int 1000.*out of range for complex<f64>",
+    ):
         kernels.cneg(10**400)
     assert kernels.cneg(complex(np.inf, 1)) == complex(-np.inf, -1)
 
@@ -307,6 +337,7 @@ def test_single_scalar_and_complex_results(kernels):
 
 
 # --- memref results and who owns them ---------------------------------------------------
+
 
 def test_jit_allocated_result_owns_and_frees_its_memory(kernels):
     r = kernels.alloc_fill(5, 1.25)
@@ -343,6 +374,7 @@ def test_several_results_share_one_owner_per_buffer(kernels):
 
 # --- sources and the module -------------------------------------------------------------
 
+
 def test_sources_text_path_and_module(tmp_path):
     from mlir.ir import Context, Module
 
@@ -369,8 +401,10 @@ def test_signatures_are_read_before_lowering(kernels):
 
 
 def test_unsupported_parameter_type_is_named():
-    jit = JitModule("func.func @v(%x: vector<4xf32>) -> f32 {\n"
-                    " %r = vector.reduction <add>, %x : vector<4xf32> into f32\n return %r : f32\n}\n")
+    jit = JitModule(
+        "func.func @v(%x: vector<4xf32>) -> f32 {\n"
+        " %r = vector.reduction <add>, %x : vector<4xf32> into f32\n return %r : f32\n}\n"
+    )
     with pytest.raises(TypeError, match=r"v\(\): argument 0 has type vector<4xf32>, which JitModule cannot pass"):
         jit.v(np.zeros(4, np.float32))
 
@@ -395,14 +429,23 @@ func.func @vec(%a: tensor<4xvector<4xf32>>) {
 
 def test_unsupported_element_types_name_the_function_and_argument():
     jit = JitModule(UNSUPPORTED_ELEMENTS)  # loads: only the functions using them cannot be called
-    with pytest.raises(TypeError, match=r"^nib\(\): argument 0 has type memref<\?xi4>, which JitModule cannot "
-                                        r"pass: .*element type i4"):
+    with pytest.raises(
+        TypeError,
+        match=r"^nib\(\): argument 0 has type memref<\?xi4>, which JitModule cannot "
+        r"pass: .*element type i4",
+    ):
         jit.nib(np.zeros(4, np.int8))
-    with pytest.raises(TypeError, match=r"^nib_result\(\): result 0 has type memref<\?xi4>, which JitModule "
-                                        r"cannot pass: .*element type i4"):
+    with pytest.raises(
+        TypeError,
+        match=r"^nib_result\(\): result 0 has type memref<\?xi4>, which JitModule "
+        r"cannot pass: .*element type i4",
+    ):
         jit.call("nib_result", 4)
-    with pytest.raises(TypeError, match=r"^vec\(\): argument 0 has type tensor<4xvector<4xf32>>, which JitModule "
-                                        r"cannot pass: .*element type vector<4xf32>"):
+    with pytest.raises(
+        TypeError,
+        match=r"^vec\(\): argument 0 has type tensor<4xvector<4xf32>>, which JitModule "
+        r"cannot pass: .*element type vector<4xf32>",
+    ):
         jit.vec(np.zeros(4))
     a = np.arange(3, dtype=np.float32)
     out = np.zeros(3, np.float32)
@@ -441,8 +484,11 @@ def test_ranked_types_beyond_numpys_rank_limit_are_unsupported():
 
     ranked = _ones_of_rank(MAX_RANK + 1)
     jit = JitModule(f"func.func @deep(%a: {ranked}) {{\n return\n}}\n")
-    with pytest.raises(TypeError, match=rf"^deep\(\): argument 0 has type {ranked}, which JitModule cannot pass: "
-                                        rf".*rank {MAX_RANK + 1}.*{MAX_RANK}"):
+    with pytest.raises(
+        TypeError,
+        match=rf"^deep\(\): argument 0 has type {ranked}, which JitModule cannot pass: "
+        rf".*rank {MAX_RANK + 1}.*{MAX_RANK}",
+    ):
         jit.deep(np.zeros((1,) * MAX_RANK, np.float32))
 
 
@@ -491,6 +537,7 @@ def test_functions_named_like_module_attributes_leave_them_alone():
 
 
 # --- threads ----------------------------------------------------------------------------
+
 
 def test_concurrent_calls_from_several_threads(kernels):
     errors = []
@@ -563,7 +610,8 @@ def test_modules_compiled_in_several_threads_keep_stderr():
     import os
 
     src = "func.func @f(%x: i64) -> i64 {\n return %x : i64\n}\n" + "".join(
-        f"func.func @g{i}(%x: f64) -> f64 {{\n %y = math.sin %x : f64\n return %y : f64\n}}\n" for i in range(50))
+        f"func.func @g{i}(%x: f64) -> f64 {{\n %y = math.sin %x : f64\n return %y : f64\n}}\n" for i in range(50)
+    )
     before = os.fstat(2)
     original = os.dup(2)
     try:
@@ -572,7 +620,7 @@ def test_modules_compiled_in_several_threads_keep_stderr():
             barrier = threading.Barrier(len(modules))
             results = []
 
-            def first_call(m):
+            def first_call(m, barrier=barrier, results=results):
                 barrier.wait()
                 results.append(m.f(1))
 

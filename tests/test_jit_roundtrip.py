@@ -93,8 +93,7 @@ NON_BOOL = [(m, d) for m, d in supported_element_types() if d != np.bool_]
 
 def copy_through_jit(engine, view: np.ndarray, dtype: np.dtype) -> np.ndarray:
     out = np.zeros(view.shape, dtype)
-    engine.invoke("copy", memref_arg(get_ranked_memref_descriptor(view)),
-                  memref_arg(get_ranked_memref_descriptor(out)))
+    engine.invoke("copy", memref_arg(get_ranked_memref_descriptor(view)), memref_arg(get_ranked_memref_descriptor(out)))
     return out
 
 
@@ -116,8 +115,11 @@ def test_bool_arrays_through_an_i8_kernel(view_name):
     engine = engine_for(COPY_2D, "i8")
     view = views_of(sample_values(np.dtype(np.bool_), 24).reshape(4, 6))[view_name]
     out = np.zeros(view.shape, np.bool_)
-    engine.invoke("copy", memref_arg(get_ranked_memref_descriptor(view.view(np.int8))),
-                  memref_arg(get_ranked_memref_descriptor(out.view(np.int8))))
+    engine.invoke(
+        "copy",
+        memref_arg(get_ranked_memref_descriptor(view.view(np.int8))),
+        memref_arg(get_ranked_memref_descriptor(out.view(np.int8))),
+    )
     assert np.array_equal(out, view)
 
 
@@ -273,8 +275,10 @@ def test_zero_size_memrefs_reach_python_callbacks(shape):
     received = []
     engine = forward_engine(np.float32, 2, received)
     engine.invoke("forward", memref_arg(get_ranked_memref_descriptor(np.zeros(shape, np.float32))))
-    assert [(kind, r.shape, r.dtype) for kind, r, _ in received] == \
-        [("ranked", shape, np.float32), ("unranked", shape, np.float32)]
+    assert [(kind, r.shape, r.dtype) for kind, r, _ in received] == [
+        ("ranked", shape, np.float32),
+        ("unranked", shape, np.float32),
+    ]
 
 
 # --- strides and offsets made by native code ----------------------------------------------
@@ -314,9 +318,9 @@ def test_transposed_negative_and_zero_strides_from_native_code():
     a = np.arange(12, dtype=np.float32)
     engine.invoke("views", memref_arg(get_ranked_memref_descriptor(a)))
     expected = [
-        a.reshape(4, 3).T,                                 # offset 0, strides [1, 3]
-        a[::-1].reshape(2, 6)[:, :3],                      # offset 11, strides [-6, -1]
-        np.broadcast_to(a[5:8], (2, 3)),                   # offset 5, strides [0, 1]
+        a.reshape(4, 3).T,  # offset 0, strides [1, 3]
+        a[::-1].reshape(2, 6)[:, :3],  # offset 11, strides [-6, -1]
+        np.broadcast_to(a[5:8], (2, 3)),  # offset 5, strides [0, 1]
     ]
     assert len(received) == len(expected)
     for (values, strides, address), view in zip(received, expected):
@@ -361,9 +365,9 @@ def test_offset_from_native_code_is_honoured_ranked_and_unranked():
     inp = np.array([0, 0, 0, 1, 2], np.float32)
     engine.invoke("view_tail", memref_arg(get_ranked_memref_descriptor(inp)))
     tail = np.array([0, 0, 0, 1, 2], np.float32)[3:5]
-    assert np.array_equal(received[0][0], tail)                 # [1., 2.]
+    assert np.array_equal(received[0][0], tail)  # [1., 2.]
     assert received[0][1] == inp.ctypes.data + 3 * inp.itemsize
-    assert np.array_equal(received[1][0], [tail[0], 20.0])      # saw the ranked callback's write
+    assert np.array_equal(received[1][0], [tail[0], 20.0])  # saw the ranked callback's write
     assert received[1][1] == received[0][1]
     assert inp[4] == 20.0
 
@@ -399,9 +403,16 @@ func.func @fill(%out: memref<?x?xi32, strided<[?, ?], offset: ?>>) attributes { 
 """
 
 
-@pytest.mark.parametrize("make_view", [
-    lambda b: b, lambda b: b[::2, ::-1], lambda b: b.T[1:, ::-2], lambda b: b[1:4, 2:3],
-], ids=["whole", "step-negative", "transpose", "column"])
+@pytest.mark.parametrize(
+    "make_view",
+    [
+        lambda b: b,
+        lambda b: b[::2, ::-1],
+        lambda b: b.T[1:, ::-2],
+        lambda b: b[1:4, 2:3],
+    ],
+    ids=["whole", "step-negative", "transpose", "column"],
+)
 def test_native_stores_through_strided_views_land_in_place(make_view):
     engine = cached_engine(FILL_2D)
     base = np.full((6, 5), -1, np.int32)
@@ -455,6 +466,7 @@ def test_python_writes_into_a_memref_view_are_read_by_native_code(kind):
 def test_zero_size_sum_in_native_code(shape):
     engine = cached_engine(SUM_2D)
     out = np.full((), 99.0)
-    engine.invoke("sum", memref_arg(get_ranked_memref_descriptor(np.zeros(shape))),
-                  memref_arg(get_ranked_memref_descriptor(out)))
+    engine.invoke(
+        "sum", memref_arg(get_ranked_memref_descriptor(np.zeros(shape))), memref_arg(get_ranked_memref_descriptor(out))
+    )
     assert out == np.zeros(shape).sum() == 0.0

@@ -22,10 +22,13 @@ PACKAGE = REPO / "runtime" / "memref_runtime"
 MAX_LINES = 520  # "under ~500": a module past it holds two concerns
 MAX_FUNCTION_LINES = 80  # "under ~60"; past 80 a function must be split
 
+# --8<-- [start:layers] (docs/architecture.md shows this table)
 # The layers, lowest first: a module may import from its own group and from lower layers only.
 # Groups of one layer do not import each other (lit/ and pytest_plugin/ are two front ends of
 # the same machinery). The core's modules form one group; memref_runtime/__init__.py imports
 # lazily, by name, and is not a node.
+# Not formatted: the comments stay aligned, the table is read as one.
+# fmt: off
 LAYERS = [
     {"core"},                           # element types, descriptors, conversion, interop, bindings, ...
     {"process"},                        # a test process and how it ended (the site hook imports it)
@@ -36,6 +39,8 @@ LAYERS = [
     {"lit", "pytest_plugin"},           # the front ends of lit and pytest
     {"aliases_of_old_names"},           # memref_runtime.differential: an old public name
 ]
+# fmt: on
+# --8<-- [end:layers]
 GROUP_OF_MODULE = {"differential": "aliases_of_old_names"}
 RANK = {group: rank for rank, groups in enumerate(LAYERS) for group in groups}
 
@@ -56,8 +61,11 @@ def group(module: str) -> str:
 
 @cache
 def sources() -> dict[str, ast.Module]:
-    return {module_name(p): ast.parse(p.read_text(), str(p)) for p in sorted(PACKAGE.rglob("*.py"))
-            if "_site" not in p.parts}  # the site hook is a script, imported by file name
+    return {
+        module_name(p): ast.parse(p.read_text(), str(p))
+        for p in sorted(PACKAGE.rglob("*.py"))
+        if "_site" not in p.parts
+    }  # the site hook is a script, imported by file name
 
 
 def imports(module: str, tree: ast.Module) -> set[tuple[str, tuple[str, ...], int]]:
@@ -71,7 +79,7 @@ def imports(module: str, tree: ast.Module) -> set[tuple[str, tuple[str, ...], in
             base = node.module or ""
             if node.level:
                 anchor = package.split(".")
-                anchor = anchor[:len(anchor) - node.level + 1]
+                anchor = anchor[: len(anchor) - node.level + 1]
                 base = ".".join(anchor + ([base] if base else []))
             if base.startswith("memref_runtime"):
                 names = tuple(a.name for a in node.names)
@@ -89,8 +97,10 @@ def module_is_package(module: str) -> bool:
 
 @cache
 def graph() -> dict[str, set[str]]:
-    return {m: {target for target, _, _ in imports(m, tree) if target in sources() and target != m}
-            for m, tree in sources().items()}
+    return {
+        m: {target for target, _, _ in imports(m, tree) if target in sources() and target != m}
+        for m, tree in sources().items()
+    }
 
 
 def test_imports_point_down_the_layers():
@@ -116,7 +126,7 @@ def test_the_import_graph_has_no_cycle():
         state[node] = 1
         for nxt in sorted(edges.get(node, ())):
             if state.get(nxt) == 1:
-                cycles.append(" -> ".join(path[path.index(nxt):] + [node, nxt]) if nxt in path else f"{node} -> {nxt}")
+                cycles.append(" -> ".join(path[path.index(nxt) :] + [node, nxt]) if nxt in path else f"{node} -> {nxt}")
             elif nxt not in state:
                 visit(nxt, path + [node])
         state[node] = 2
@@ -135,8 +145,12 @@ def private_names_defined(tree: ast.Module) -> set[str]:
             names.add(node.name)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             names.add(node.id)
-        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and \
-                isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+        elif (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.ctx, ast.Store)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in ("self", "cls")
+        ):
             names.add(node.attr)
     return {n for n in names if n.startswith("_") and not n.startswith("__") and not n.endswith("_")}
 
@@ -149,11 +163,16 @@ def test_no_module_uses_another_modules_private_names():
     crossing = []
     for module, tree in sources().items():
         for target, names, line in imports(module, tree):
-            crossing += [f"{module}:{line} imports {target}.{n}" for n in names if n.startswith("_")
-                         and not n.startswith("__")]
+            crossing += [
+                f"{module}:{line} imports {target}.{n}" for n in names if n.startswith("_") and not n.startswith("__")
+            ]
         for node in ast.walk(tree):
-            if isinstance(node, ast.Attribute) and node.attr in defined_in and module not in defined_in[node.attr] \
-                    and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr in defined_in
+                and module not in defined_in[node.attr]
+                and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+            ):
                 crossing.append(f"{module}:{node.lineno} uses .{node.attr} of {sorted(defined_in[node.attr])}")
     assert crossing == []
 
@@ -177,18 +196,22 @@ def imported_after(code: str) -> set:
     return set(json.loads(out.stdout.splitlines()[-1]))
 
 
-@pytest.mark.parametrize("code", [
-    "import memref_runtime.lit",
-    "import memref_runtime.lit.configuration",  # what configure() loads in lit's interpreter
-    "import memref_runtime.process.report, memref_runtime.lit.test_format",
-    "import memref_runtime.update_checks",
-    "import memref_runtime, memref_runtime.settings, memref_runtime.aliases, memref_runtime.environment",
-    "import memref_runtime.pytest_plugin",  # every pytest session where memref-runtime is installed
-    "import memref_runtime.culprit.cli",  # memref-bisect --help, memref-reduce --help
-])
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import memref_runtime.lit",
+        "import memref_runtime.lit.configuration",  # what configure() loads in lit's interpreter
+        "import memref_runtime.process.report, memref_runtime.lit.test_format",
+        "import memref_runtime.update_checks",
+        "import memref_runtime, memref_runtime.settings, memref_runtime.aliases, memref_runtime.environment",
+        "import memref_runtime.pytest_plugin",  # every pytest session where memref-runtime is installed
+        "import memref_runtime.culprit.cli",  # memref-bisect --help, memref-reduce --help
+    ],
+)
 def test_the_lit_side_imports_neither_numpy_nor_mlir(code):
-    heavy = {m for m in imported_after(code) if m.split(".")[0] in ("numpy", "mlir", "torch_mlir", "ml_dtypes",
-                                                                      "hypothesis")}
+    heavy = {
+        m for m in imported_after(code) if m.split(".")[0] in ("numpy", "mlir", "torch_mlir", "ml_dtypes", "hypothesis")
+    }
     assert heavy == set()
 
 
@@ -198,14 +221,20 @@ def test_the_runtime_loads_on_first_use():
 
 
 def test_nothing_is_loaded_by_path_but_the_next_sitecustomize():
-    users = sorted(str(p.relative_to(REPO)) for p in [*PACKAGE.rglob("*.py"), REPO / "lit.cfg.py"]
-                   if "spec_from_file_location" in p.read_text())
+    users = sorted(
+        str(p.relative_to(REPO))
+        for p in [*PACKAGE.rglob("*.py"), REPO / "lit.cfg.py"]
+        if "spec_from_file_location" in p.read_text()
+    )
     assert users == ["runtime/memref_runtime/process/_site/sitecustomize.py"]
 
 
 def test_no_module_holds_two_concerns():
-    long = {str(p.relative_to(PACKAGE)): n for p in PACKAGE.rglob("*.py")
-            if (n := len(p.read_text().splitlines())) > MAX_LINES}
+    long = {
+        str(p.relative_to(PACKAGE)): n
+        for p in PACKAGE.rglob("*.py")
+        if (n := len(p.read_text().splitlines())) > MAX_LINES
+    }
     assert long == {}
 
 
@@ -228,8 +257,12 @@ def test_every_environment_variable_is_named_in_one_module():
     # The client starts without the package (python -I -S) and keeps copies: the same names.
     assert client.DIR_ENV == environment.PYTHON_SERVER_DIR and client.OWNER_ENV == environment.PYTHON_SERVER_OWNER
     assert client.EXPECTED_CRASH_ENV == environment.EXPECTED_CRASH
-    assert {environment.REPORT.encode(), environment.REPORT_PIPES.encode(), environment.CANDIDATE.encode(),
-            environment.LIT_CURRENT_TESTCASE.encode()} <= set(client.VOLATILE_ENV)
+    assert {
+        environment.REPORT.encode(),
+        environment.REPORT_PIPES.encode(),
+        environment.CANDIDATE.encode(),
+        environment.LIT_CURRENT_TESTCASE.encode(),
+    } <= set(client.VOLATILE_ENV)
 
 
 def test_the_public_names_still_work():

@@ -31,8 +31,9 @@ def write(root: Path, files: dict) -> Path:
 
 
 def run_lit(suite: Path, *args, env=None) -> subprocess.CompletedProcess:
-    return subprocess.run([LIT, "-v", "-D", "python_server=0", *args, str(suite)], capture_output=True, text=True,
-                          timeout=300, env=env)
+    return subprocess.run(
+        [LIT, "-v", "-D", "python_server=0", *args, str(suite)], capture_output=True, text=True, timeout=300, env=env
+    )
 
 
 def config_calling(**options) -> str:
@@ -42,21 +43,31 @@ def config_calling(**options) -> str:
 
 @needs_lit
 def test_the_options_shape_the_suite(tmp_path):
-    suite = write(tmp_path / "proj", {
-        "lit.cfg.py": config_calling(name="proj", test_dirs=["tests"], suffixes=[".py", ".txt"],
-                                     mlir_inputs="shared", excludes=["skip_me.py"],
-                                     substitutions=[("%greeting", "hello-from-proj")],
-                                     features=["proj-feature"], pythonpath=["pylib"]),
-        "shared/m.mlir": "module {}\n",
-        "pylib/proj_helpers.py": "ANSWER = 42\n",
-        "tests/inputs_and_substitution.txt":
-            ECHO_TEST.format(what="%greeting %mlir_inputs", check=f"hello-from-proj {tmp_path}/proj/shared"),
-        "tests/feature.py": "# RUN: %PYTHON %s | FileCheck %s\n# REQUIRES: proj-feature\n"
-                            "import proj_helpers, os\nprint(proj_helpers.ANSWER, os.environ['MLIR_INPUTS'])\n"
-                            f"# CHECK: 42 {tmp_path}/proj/shared\n",
-        "tests/skip_me.py": "# RUN: false\n",
-        "elsewhere/not_a_test.py": "# RUN: false\n",  # outside test_dirs
-    })
+    suite = write(
+        tmp_path / "proj",
+        {
+            "lit.cfg.py": config_calling(
+                name="proj",
+                test_dirs=["tests"],
+                suffixes=[".py", ".txt"],
+                mlir_inputs="shared",
+                excludes=["skip_me.py"],
+                substitutions=[("%greeting", "hello-from-proj")],
+                features=["proj-feature"],
+                pythonpath=["pylib"],
+            ),
+            "shared/m.mlir": "module {}\n",
+            "pylib/proj_helpers.py": "ANSWER = 42\n",
+            "tests/inputs_and_substitution.txt": ECHO_TEST.format(
+                what="%greeting %mlir_inputs", check=f"hello-from-proj {tmp_path}/proj/shared"
+            ),
+            "tests/feature.py": "# RUN: %PYTHON %s | FileCheck %s\n# REQUIRES: proj-feature\n"
+            "import proj_helpers, os\nprint(proj_helpers.ANSWER, os.environ['MLIR_INPUTS'])\n"
+            f"# CHECK: 42 {tmp_path}/proj/shared\n",
+            "tests/skip_me.py": "# RUN: false\n",
+            "elsewhere/not_a_test.py": "# RUN: false\n",  # outside test_dirs
+        },
+    )
     out = run_lit(suite)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "PASS: proj :: tests/inputs_and_substitution.txt" in out.stdout
@@ -67,12 +78,15 @@ def test_the_options_shape_the_suite(tmp_path):
 
 @needs_lit
 def test_a_suite_in_its_own_folder_needs_no_options(tmp_path):
-    suite = write(tmp_path / "plain", {
-        "lit.cfg.py": config_calling(),
-        "mlir_inputs/m.mlir": "module {}\n",
-        "sub/echo.txt": "x\n",
-        "sub/t.py": ECHO_TEST.format(what="%mlir_inputs", check=f"{tmp_path}/plain/mlir_inputs"),
-    })
+    suite = write(
+        tmp_path / "plain",
+        {
+            "lit.cfg.py": config_calling(),
+            "mlir_inputs/m.mlir": "module {}\n",
+            "sub/echo.txt": "x\n",
+            "sub/t.py": ECHO_TEST.format(what="%mlir_inputs", check=f"{tmp_path}/plain/mlir_inputs"),
+        },
+    )
     out = run_lit(suite)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "PASS: plain :: sub/t.py" in out.stdout and "Total Discovered Tests: 1" in out.stdout
@@ -123,17 +137,22 @@ UNKNOWN_WITHOUT_A_SOURCE_TREE = ["llvm_src_root", "mlir_src_root", "mlir_cmake_d
 
 @needs_lit
 def test_an_upstream_folder_keeps_loading(tmp_path):
-    missing = ("[n for n in {names!r} if not hasattr(config.root, n) or getattr(config.root, n) is None"
-               f" and n not in {UNKNOWN_WITHOUT_A_SOURCE_TREE!r}]")
-    suite = write(tmp_path / "up", {
-        "lit.cfg.py": config_calling(),
-        "mlir-runner/lit.local.cfg": RUNNER_LOCAL_CFG,
-        "mlir-runner/native.mlir": "// RUN: echo ok | FileCheck %s\n// REQUIRES: x86-native-target || "
-                                   "aarch64-native-target\n// CHECK: ok\n",
-        "site/lit.local.cfg": f"config.substitutions.append(('%missing', repr({missing.format(names=UPSTREAM_SITE_ATTRIBUTES)})))\n"
-                              "config.substitutions.append(('%native', config.root.native_target))\n",
-        "site/attributes.py": "# RUN: echo '%missing %native' | FileCheck %s\n# CHECK: {{^}}[] {{X86|AArch64}}\n",
-    })
+    missing = (
+        "[n for n in {names!r} if not hasattr(config.root, n) or getattr(config.root, n) is None"
+        f" and n not in {UNKNOWN_WITHOUT_A_SOURCE_TREE!r}]"
+    )
+    suite = write(
+        tmp_path / "up",
+        {
+            "lit.cfg.py": config_calling(),
+            "mlir-runner/lit.local.cfg": RUNNER_LOCAL_CFG,
+            "mlir-runner/native.mlir": "// RUN: echo ok | FileCheck %s\n// REQUIRES: x86-native-target || "
+            "aarch64-native-target\n// CHECK: ok\n",
+            "site/lit.local.cfg": f"config.substitutions.append(('%missing', repr({missing.format(names=UPSTREAM_SITE_ATTRIBUTES)})))\n"
+            "config.substitutions.append(('%native', config.root.native_target))\n",
+            "site/attributes.py": "# RUN: echo '%missing %native' | FileCheck %s\n# CHECK: {{^}}[] {{X86|AArch64}}\n",
+        },
+    )
     out = run_lit(suite)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "PASS: up :: mlir-runner/native.mlir" in out.stdout and "PASS: up :: site/attributes.py" in out.stdout
@@ -141,13 +160,16 @@ def test_an_upstream_folder_keeps_loading(tmp_path):
 
 @needs_lit
 def test_a_local_config_that_raises_fails_its_folder_only(tmp_path):
-    suite = write(tmp_path / "raising", {
-        "lit.cfg.py": config_calling(),
-        "broken/lit.local.cfg": "config.available_features.add(config.root.no_such_attribute)\n",
-        "broken/a.py": "# RUN: true\n",
-        "broken/deeper/b.py": "# RUN: true\n",
-        "fine/c.py": "# RUN: true\n",
-    })
+    suite = write(
+        tmp_path / "raising",
+        {
+            "lit.cfg.py": config_calling(),
+            "broken/lit.local.cfg": "config.available_features.add(config.root.no_such_attribute)\n",
+            "broken/a.py": "# RUN: true\n",
+            "broken/deeper/b.py": "# RUN: true\n",
+            "fine/c.py": "# RUN: true\n",
+        },
+    )
     out = run_lit(suite)
     assert out.returncode == 1  # failures, not lit's fatal error (2)
     assert "PASS: raising :: fine/c.py" in out.stdout
@@ -159,6 +181,7 @@ def test_a_local_config_that_raises_fails_its_folder_only(tmp_path):
 
 
 # --- where lit writes -------------------------------------------------------------------------
+
 
 def test_the_exec_root_order(tmp_path, monkeypatch):
     def fatal(message):
@@ -191,8 +214,10 @@ def test_a_private_exec_root_someone_else_can_touch_stops_lit(tmp_path, monkeypa
             pytest.skip("making a folder another user's needs root")
         else:
             os.chown(folder, 12345, 12345)
-    with pytest.raises(AssertionError, match={"symlink": "is a symlink", "mode": "others may write into it",
-                                              "owner": "belongs to uid 12345"}[trap]):
+    with pytest.raises(
+        AssertionError,
+        match={"symlink": "is a symlink", "mode": "others may write into it", "owner": "belongs to uid 12345"}[trap],
+    ):
         discovery.private_folder(lambda message: (_ for _ in ()).throw(AssertionError(message)))
 
 
@@ -208,6 +233,7 @@ def test_no_shared_folder_in_tmp_by_default(tmp_path):
 
 # --- the -D table ------------------------------------------------------------------------------
 
+
 def test_every_parameter_is_documented():
     text = (REPO / "docs" / "lit-config.md").read_text()
     documented = set(re.findall(r"^\| `(\w+)=", text, re.M)) | set(re.findall(r", `(\w+)=", text))
@@ -216,7 +242,9 @@ def test_every_parameter_is_documented():
 
 @needs_lit
 def test_an_unsupported_test_names_each_missing_feature_once(tmp_path):
-    suite = write(tmp_path / "u", {"lit.cfg.py": config_calling(), "t.py": "# RUN: true\n# REQUIRES: no-such-feature\n"})
+    suite = write(
+        tmp_path / "u", {"lit.cfg.py": config_calling(), "t.py": "# RUN: true\n# REQUIRES: no-such-feature\n"}
+    )
     out = subprocess.run([LIT, "-a", str(suite)], capture_output=True, text=True, timeout=300)
     assert "Test requires the following unavailable features: no-such-feature\n" in out.stdout, out.stdout
 
@@ -248,16 +276,19 @@ def overlap(a: tuple, b: tuple) -> bool:
 
 @needs_lit
 def test_performance_tests_run_one_at_a_time_and_others_beside_them(tmp_path):
-    suite = write(tmp_path / "timed", {
-        "lit.cfg.py": config_calling(),
-        **{f"perf_{i}.py": OVERLAP_TEST.format(requires="perf-tests") for i in range(3)},
-        **{f"plain_{i}.py": OVERLAP_TEST.format(requires="host-supports-jit") for i in range(3)},
-    })
+    suite = write(
+        tmp_path / "timed",
+        {
+            "lit.cfg.py": config_calling(),
+            **{f"perf_{i}.py": OVERLAP_TEST.format(requires="perf-tests") for i in range(3)},
+            **{f"plain_{i}.py": OVERLAP_TEST.format(requires="host-supports-jit") for i in range(3)},
+        },
+    )
     out = run_lit(suite, "-j", "3")
     assert out.returncode == 0, out.stdout + out.stderr
     got = spans(suite / "times.log")
     perf = [got[f"perf_{i}.py"] for i in range(3)]
-    assert not any(overlap(a, b) for i, a in enumerate(perf) for b in perf[i + 1:]), got
+    assert not any(overlap(a, b) for i, a in enumerate(perf) for b in perf[i + 1 :]), got
     # The others are not held back: at least two of the six tests ran at once.
     everything = list(got.values())
-    assert any(overlap(a, b) for i, a in enumerate(everything) for b in everything[i + 1:]), got
+    assert any(overlap(a, b) for i, a in enumerate(everything) for b in everything[i + 1 :]), got

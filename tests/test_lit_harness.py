@@ -107,15 +107,21 @@ def test_runner_utils_named_with_d_are_the_ones_the_jit_links_and_upstreams_name
     for path in shipped:
         shutil.copy(path, copies)
     c_lib, lib = (str(copies / os.path.basename(p)) for p in shipped)
-    root = make_lit_suite(tmp_path / "suite", {"libraries.py": (
-        "# RUN: %PYTHON %s | FileCheck %s\n"
-        "from memref_runtime.jit.runner_utils import runner_utils_libraries\n"
-        "print(*runner_utils_libraries(), sep='\\n')\n"
-        "# CHECK: {{.*}}other{{.}}libmlir_c_runner_utils.{{.*}}\n"
-        "# CHECK-NEXT: {{.*}}other{{.}}libmlir_runner_utils.{{.*}}\n"
-        # Upstream's names for them (Integration/lit.local.cfg) mean the same files.
-        "# RUN: echo %native_mlir_c_runner_utils %native_mlir_runner_utils | FileCheck --check-prefix=NATIVE %s\n"
-        "# NATIVE: other{{.}}libmlir_c_runner_utils.{{.*}} {{.*}}other{{.}}libmlir_runner_utils.\n")})
+    root = make_lit_suite(
+        tmp_path / "suite",
+        {
+            "libraries.py": (
+                "# RUN: %PYTHON %s | FileCheck %s\n"
+                "from memref_runtime.jit.runner_utils import runner_utils_libraries\n"
+                "print(*runner_utils_libraries(), sep='\\n')\n"
+                "# CHECK: {{.*}}other{{.}}libmlir_c_runner_utils.{{.*}}\n"
+                "# CHECK-NEXT: {{.*}}other{{.}}libmlir_runner_utils.{{.*}}\n"
+                # Upstream's names for them (Integration/lit.local.cfg) mean the same files.
+                "# RUN: echo %native_mlir_c_runner_utils %native_mlir_runner_utils | FileCheck --check-prefix=NATIVE %s\n"
+                "# NATIVE: other{{.}}libmlir_c_runner_utils.{{.*}} {{.*}}other{{.}}libmlir_runner_utils.\n"
+            )
+        },
+    )
     given = lit(root, "-D", f"mlir_c_runner_utils={c_lib}", "-D", f"mlir_runner_utils={lib}", "lit_tests")
     assert "PASS: memref-runtime :: lit_tests/libraries.py" in given.stdout, given.stdout + given.stderr
     # Without -D: the bindings' own, which this CHECK rejects.

@@ -14,7 +14,9 @@ from support.paths import LIT
 pytestmark = [pytest.mark.harness, pytest.mark.skipif(LIT is None, reason="lit is not installed")]
 
 RUN = "# RUN: %PYTHON %s 2>&1 | FileCheck %s\n"
-STALE = RUN + """\
+STALE = (
+    RUN
+    + """\
 from memref_runtime.testing import log, run
 
 
@@ -28,6 +30,7 @@ def testSum():
 
 run(testSum)
 """
+)
 
 TESTS = {
     "stale.py": STALE,
@@ -36,13 +39,13 @@ TESTS = {
     "tool.mlir": "// RUN: %PYTHON -c \"print('from a tool', 6 * 7)\" | FileCheck %s\n// CHECK: from a tool 41{{$}}\n",
     # Its FileCheck fails (the output ends before `after`) because the process crashed.
     "crashes.py": RUN + "import ctypes\n\nprint('before', flush=True)\nctypes.string_at(0)\n"
-                        "print('after')\n# CHECK: before\n# CHECK-NEXT: after\n",
+    "print('after')\n# CHECK: before\n# CHECK-NEXT: after\n",
     # It crashes after all its CHECK lines matched: FileCheck passes, so there is nothing to update.
     "crashes_later.py": RUN + "import ctypes\n\nprint('all there', flush=True)\nctypes.string_at(0)\n"
-                              "# CHECK: all there\n",
+    "# CHECK: all there\n",
     "raises.py": RUN + "print('before', flush=True)\nraise ValueError('on purpose')\n# CHECK: something else\n",
     "hand.py": RUN + "# UPDATE-CHECKS: hand-written: a pattern on purpose\nprint('value 7')\n"
-                     "# CHECK: value {{[0-6]}}\n",
+    "# CHECK: value {{[0-6]}}\n",
     # lit's own diff_test_updater's case: a failing `diff` against a `.expected` file.
     "diffs.py": "# RUN: %PYTHON %s > %t.out && diff %t.out %s.expected\nprint('new output')\n",
     "passes.py": RUN + "print('fine')\n# CHECK: fine\n",
@@ -58,8 +61,7 @@ def suite(tmp_path) -> Path:
 
 
 def lit(suite: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([LIT, "-j", "2", *args, "lit_tests"], cwd=suite, capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run([LIT, "-j", "2", *args, "lit_tests"], cwd=suite, capture_output=True, text=True, timeout=300)
 
 
 def updater_output(out: str, test: str) -> str:
@@ -81,26 +83,35 @@ def test_update_tests_fixes_stale_checks_and_leaves_failed_runs(suite):
     assert updater_output(text, "stale.py") == (
         "memref-update-checks: updated: lit_tests/stale.py\n--- a/lit_tests/stale.py\n+++ b/lit_tests/stale.py\n"
         "@@ -4,7 +4,7 @@\n \n def testSum():\n     # CHECK-LABEL: TEST: testSum\n"
-        "-    # CHECK-NEXT: sum 18.0{{$}}\n+    # CHECK-NEXT: sum 19.0{{$}}\n     log(\"sum\", 19.0)\n"
-        "     # CHECK-NEXT: unchanged line\n     log(\"unchanged line\")\n"
-        "(lit reports this run as failed: run the test again to check the new lines)")
+        '-    # CHECK-NEXT: sum 18.0{{$}}\n+    # CHECK-NEXT: sum 19.0{{$}}\n     log("sum", 19.0)\n'
+        '     # CHECK-NEXT: unchanged line\n     log("unchanged line")\n'
+        "(lit reports this run as failed: run the test again to check the new lines)"
+    )
     # With ALLOW_RETRIES, lit runs it again after the update: "Passed After Update".
     assert "FIXED: memref-runtime :: lit_tests/retried.py (" in text
     assert "(lit runs it again, as its ALLOW_RETRIES says)" in text
     assert (tests / "tool.mlir").read_text() == TESTS["tool.mlir"].replace("41", "42")
 
     # Runs that failed: not updated, and why.
-    for name, reason in [("crashes.py", r"`python[0-9.]*` died by SIGSEGV \(exit status -11\)"),
-                         ("raises.py", r"`python[0-9.]*` exited with status 1; a Python traceback "
-                                       r"\(ValueError: on purpose\)")]:
+    for name, reason in [
+        ("crashes.py", r"`python[0-9.]*` died by SIGSEGV \(exit status -11\)"),
+        (
+            "raises.py",
+            r"`python[0-9.]*` exited with status 1; a Python traceback "
+            r"\(ValueError: on purpose\)",
+        ),
+    ]:
         assert (tests / name).read_text() == TESTS[name]
         assert f"FAIL: memref-runtime :: lit_tests/{name}" in text
-        assert re.match(rf"memref-update-checks: lit_tests/{name}: not updated: its run failed: RUN line 1: "
-                        rf"{reason}; file left unchanged\n  \$ %PYTHON %s 2>&1 \| FileCheck %s\n  \| ",
-                        updater_output(text, name)), text
+        assert re.match(
+            rf"memref-update-checks: lit_tests/{name}: not updated: its run failed: RUN line 1: "
+            rf"{reason}; file left unchanged\n  \$ %PYTHON %s 2>&1 \| FileCheck %s\n  \| ",
+            updater_output(text, name),
+        ), text
     assert (tests / "hand.py").read_text() == TESTS["hand.py"]
-    assert updater_output(text, "hand.py") == ("memref-update-checks: lit_tests/hand.py: not updated: its CHECK "
-                                               "lines are hand-written (a pattern on purpose)")
+    assert updater_output(text, "hand.py") == (
+        "memref-update-checks: lit_tests/hand.py: not updated: its CHECK lines are hand-written (a pattern on purpose)"
+    )
 
     # A failing `diff` is lit's diff_test_updater's: it copies the output, ours says nothing.
     assert (tests / "diffs.py.expected").read_text() == "new output\n"

@@ -63,23 +63,22 @@ TESTS = {
     # Upstream's, for a runtime no wheel ships.
     "missing_library.py": "# RUN: %PYTHON -c pass %mlir_levelzero_runtime\n",
     # A path into an llvm-project checkout: only -D mlir_src_root gives it.
-    "source_root.py": "# RUN: %PYTHON -c \"import sys; print(sys.argv[1])\" %mlir_src_root | FileCheck %s\n"
-                      "# CHECK: /nowhere/llvm-project/mlir\n",
+    "source_root.py": '# RUN: %PYTHON -c "import sys; print(sys.argv[1])" %mlir_src_root | FileCheck %s\n'
+    "# CHECK: /nowhere/llvm-project/mlir\n",
     # What is not a substitution: %% (a literal percent), %t_out (lit's %t, then text), a name
     # in a %if branch that is not taken; DEFINE'd names are substitutions.
     "not_substitutions.py": "# DEFINE: %{greeting} = hello\n"
-                            "# RUN: %PYTHON -c \"import sys; print(sys.argv[1:])\" 100%% %t_out"
-                            " %if no-such-feature %{%nosuch%} %{greeting} | FileCheck %s\n"
-                            "# CHECK: ['100%', '{{.*}}_out', 'hello']\n",
+    '# RUN: %PYTHON -c "import sys; print(sys.argv[1:])" 100%% %t_out'
+    " %if no-such-feature %{%nosuch%} %{greeting} | FileCheck %s\n"
+    "# CHECK: ['100%', '{{.*}}_out', 'hello']\n",
     "test_pass.mlir": "// RUN: mlir-opt %s -test-lower-to-llvm | FileCheck %s\n"
-                      "// CHECK: llvm.func @f\nfunc.func @f() { return }\n",
+    "// CHECK: llvm.func @f\nfunc.func @f() { return }\n",
     # A test pass that memref_runtime.upstream.test_passes does not provide (Debian's has it).
     "unprovided_test_pass.mlir": "// RUN: mlir-opt %s -test-print-nesting | FileCheck %s\n"
-                                 "// CHECK: visiting op: 'func.func' with 0 operands and 0 results\n"
-                                 "func.func @f() { return }\n",
+    "// CHECK: visiting op: 'func.func' with 0 operands and 0 results\n"
+    "func.func @f() { return }\n",
     # One provided, one not: what is missing is the one not provided.
-    "mixed_test_passes.mlir": "// RUN: mlir-opt %s -test-cf-assert -test-print-nesting\n"
-                              "func.func @f() { return }\n",
+    "mixed_test_passes.mlir": "// RUN: mlir-opt %s -test-cf-assert -test-print-nesting\nfunc.func @f() { return }\n",
     # Not a pass of any mlir-opt: a typo must fail, not hide as UNSUPPORTED.
     "no_such_test_pass.mlir": "// RUN: mlir-opt %s -test-no-such-pass\nfunc.func @f() { return }\n",
     # The suite's own mlir-opt, no test pass: lit -a shows the command it ran.
@@ -87,22 +86,22 @@ TESTS = {
     # FileCheck's options from FILECHECK_OPTS: -enable-var-scope (MLIR's default) forgets X
     # at the CHECK-LABEL, so the second use of it fails.
     "var_scope.py": "# RUN: %PYTHON -c \"print('1'); print('L'); print('1')\" | FileCheck %s\n"
-                    "# CHECK: [[X:[0-9]+]]\n# CHECK-LABEL: L\n# CHECK: [[X]]\n",
+    "# CHECK: [[X:[0-9]+]]\n# CHECK-LABEL: L\n# CHECK: [[X]]\n",
     "forbidden.py": "# RUN: %PYTHON -c \"print('fine'); print('forbidden')\" | FileCheck %s\n# CHECK: fine\n",
     # A lit.local.cfg in upstream's style reads the site-config attributes of an LLVM build.
     "arm/sve.py": "# RUN: %PYTHON -c pass\n",
     # Helpers next to the tests that import them (upstream's tools/ pattern).
     "uses_helper.py": "# RUN: %PYTHON %s | FileCheck %s\n# CHECK: helped\n"
-                      "import os, sys\nsys.path.append(os.path.dirname(os.path.abspath(__file__)))\n"
-                      "from tools.helper import help\nhelp()\n",
+    "import os, sys\nsys.path.append(os.path.dirname(os.path.abspath(__file__)))\n"
+    "from tools.helper import help\nhelp()\n",
     "tools/helper.py": "# RUN: false\ndef help():\n    print('helped')\n",
     "tools/__init__.py": "",
 }
 LOCAL_CONFIGS = {
     "arm": "from lit.llvm import llvm_config  # noqa: F401 - upstream's files import it\n"
-           "if not config.mlir_run_arm_sve_tests or config.arm_emulator_executable:\n"
-           "    config.unsupported = True\n"
-           "config.substitutions.append(('%native_lib', config.mlir_lib_dir + '/libx' + config.llvm_shlib_ext))\n",
+    "if not config.mlir_run_arm_sve_tests or config.arm_emulator_executable:\n"
+    "    config.unsupported = True\n"
+    "config.substitutions.append(('%native_lib', config.mlir_lib_dir + '/libx' + config.llvm_shlib_ext))\n",
     "tools": "config.suffixes = set()\n",
     "x86vector": "if not config.mlir_run_x86vector_tests:\n    config.unsupported = True\n",
 }
@@ -122,8 +121,9 @@ def suite(tmp_path_factory) -> Path:
 def lit(suite: Path, *args: str, env: dict | None = None) -> str:
     """lit -a (every test's output, UNSUPPORTED reasons too) on `args`; stdout and stderr."""
     environment = {k: v for k, v in os.environ.items() if k not in ("FILECHECK_OPTS", "MLIR_OPT_CHECK_IR_ROUNDTRIP")}
-    out = subprocess.run([LIT, "-a", *args], cwd=suite, capture_output=True, text=True, timeout=300,
-                         env={**environment, **(env or {})})
+    out = subprocess.run(
+        [LIT, "-a", *args], cwd=suite, capture_output=True, text=True, timeout=300, env={**environment, **(env or {})}
+    )
     return out.stdout + out.stderr
 
 
@@ -285,17 +285,24 @@ def test_without_an_mlir_opt_that_has_it_a_provided_test_pass_runs_through_the_w
 
 @needs_mlir_opt
 def test_without_an_mlir_opt_that_has_it_a_test_pass_is_unsupported_with_the_reason(suite):
-    out = lit(suite, "-D", "test_pass_mlir_opt=none", "lit_tests/unprovided_test_pass.mlir",
-              "lit_tests/mixed_test_passes.mlir")
+    out = lit(
+        suite,
+        "-D",
+        "test_pass_mlir_opt=none",
+        "lit_tests/unprovided_test_pass.mlir",
+        "lit_tests/mixed_test_passes.mlir",
+    )
     assert result(out, "unprovided_test_pass.mlir") == "UNSUPPORTED", out
     reasons = [line for line in out.splitlines() if line.startswith("needs the mlir-opt")]
     assert len(reasons) == 2, out
     for reason in reasons:
         # Only the pass the wrapper does not provide is named (-test-cf-assert is provided).
-        assert reason.startswith("needs the mlir-opt test-only pass -test-print-nesting: the suite's"
-                                 " mlir-opt ("), reason
-        assert "Get one from Debian's mlir-22-tools (/usr/lib/llvm-22/bin/mlir-opt) or an LLVM build tree's bin/" \
-               in reason
+        assert reason.startswith("needs the mlir-opt test-only pass -test-print-nesting: the suite's mlir-opt ("), (
+            reason
+        )
+        assert (
+            "Get one from Debian's mlir-22-tools (/usr/lib/llvm-22/bin/mlir-opt) or an LLVM build tree's bin/" in reason
+        )
         assert "lit -D test_pass_mlir_opt=PATH" in reason
     assert result(out, "mixed_test_passes.mlir") == "UNSUPPORTED", out
     # An mlir-opt of the same version without test passes (the wheel's own) is no help.
@@ -328,8 +335,12 @@ def test_filecheck_opts_default_to_mlirs_and_the_environment_wins(suite):
     assert result(out, "var_scope.py") == "FAIL"  # -enable-var-scope, as MLIR's lit.cfg.py sets
     assert "undefined variable: X" in out
     assert result(out, "forbidden.py") == "PASS"
-    out = lit(suite, "lit_tests/var_scope.py", "lit_tests/forbidden.py",
-              env={"FILECHECK_OPTS": "--implicit-check-not=forbidden"})
+    out = lit(
+        suite,
+        "lit_tests/var_scope.py",
+        "lit_tests/forbidden.py",
+        env={"FILECHECK_OPTS": "--implicit-check-not=forbidden"},
+    )
     assert result(out, "var_scope.py") == "PASS"  # the user's options replace MLIR's
     assert result(out, "forbidden.py") == "FAIL"
     assert "error: IMPLICIT-CHECK-NOT: excluded string found in input" in out
@@ -345,7 +356,8 @@ def test_upstream_style_local_configs_and_helper_folders(suite):
 
 
 def test_the_suites_helper_folder_holds_no_tests():
-    out = subprocess.run([LIT, "--show-tests", "lit_tests/upstream_style"], cwd=REPO, capture_output=True,
-                         text=True, timeout=300).stdout
+    out = subprocess.run(
+        [LIT, "--show-tests", "lit_tests/upstream_style"], cwd=REPO, capture_output=True, text=True, timeout=300
+    ).stdout
     assert "upstream_style/runtime_libraries.py" in out
     assert "upstream_style/tools/" not in out

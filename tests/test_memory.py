@@ -47,8 +47,10 @@ def churn_the_allocator(size: int = N, count: int = 3) -> list:
 
 
 @pytest.mark.jit
-@pytest.mark.parametrize("make_descriptor, function", [
-    (get_ranked_memref_descriptor, "sum"), (get_unranked_memref_descriptor, "sum_unranked")])
+@pytest.mark.parametrize(
+    "make_descriptor, function",
+    [(get_ranked_memref_descriptor, "sum"), (get_unranked_memref_descriptor, "sum_unranked")],
+)
 def test_temporary_descriptor_keeps_its_array_alive_through_a_jit_call(make_descriptor, function):
     engine = compile_mlir(SUM_F64)
     # The array and the descriptor are temporaries: only the pointer chain holds them.
@@ -66,7 +68,7 @@ def test_temporary_descriptor_keeps_its_array_alive_for_python_too():
     alive = weakref.ref(array)
     p = ctypes.pointer(get_ranked_memref_descriptor(array))
     del array
-    junk = churn_the_allocator(size=1000, count=200)
+    junk = churn_the_allocator(size=1000, count=200)  # noqa: F841 - held: the churned blocks stay allocated
     assert alive() is not None
     assert np.array_equal(ranked_memref_to_numpy(p), np.arange(1000.0))
     del p
@@ -83,7 +85,7 @@ def test_view_keeps_what_it_was_made_from_alive(kind):
     else:
         view = unranked_memref_to_numpy(ctypes.pointer(get_unranked_memref_descriptor(array)), np.int32)
     del array
-    junk = churn_the_allocator(size=1000, count=200)
+    junk = churn_the_allocator(size=1000, count=200)  # noqa: F841 - held: the churned blocks stay allocated
     assert alive() is not None
     assert np.array_equal(view, np.arange(100, dtype=np.int32))
     view[7] = -7
@@ -203,8 +205,9 @@ def test_10k_calls_on_temporaries_collected_between_conversion_and_call(sums, wa
             else:
                 make = get_ranked_memref_descriptor if way == "ranked descriptor" else get_unranked_memref_descriptor
                 p = ctypes.pointer(ctypes.pointer(make(np.arange(n, dtype=np.float64) * k)))
-                call = functools.partial(engine.invoke, "sum" if way == "ranked descriptor" else "sum_unranked",
-                                         p, out_arg)
+                call = functools.partial(
+                    engine.invoke, "sum" if way == "ranked descriptor" else "sum_unranked", p, out_arg
+                )
             gc.collect()
             junk = np.full(n, -1.0)  # takes the place of the argument's memory, had it been freed
             call()

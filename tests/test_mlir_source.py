@@ -38,12 +38,16 @@ def parse_error(source) -> BaseException:
 def test_text_shows_the_line_and_column_of_each_diagnostic():
     text = shown(parse_error(BAD))
     assert "error: \"-\":4:20: use of value '%a' expects different type" in text
-    assert ("the MLIR source at line 4, column 20:\n"
-            "     4 |   %x = memref.load %a[%c0] : memref<?xf64>\n"
-            "       |                    ^\n") in text
-    assert ("the MLIR source at line 2, column 14:\n"  # the note's location: the prior use
-            "     2 | func.func @f(%a: memref<?xf32>) {\n"
-            "       |              ^") in text
+    assert (
+        "the MLIR source at line 4, column 20:\n"
+        "     4 |   %x = memref.load %a[%c0] : memref<?xf64>\n"
+        "       |                    ^\n"
+    ) in text
+    assert (
+        "the MLIR source at line 2, column 14:\n"  # the note's location: the prior use
+        "     2 | func.func @f(%a: memref<?xf32>) {\n"
+        "       |              ^"
+    ) in text
 
 
 @needs_notes
@@ -52,9 +56,10 @@ def test_a_file_is_named_in_the_diagnostics_and_a_tab_counts_one_column(tmp_path
     path.write_text(BAD.replace("\n  %x", "\n\t%x"))
     text = shown(parse_error(path))
     assert f'error: "{path}":4:19: use of value' in text  # not "-"
-    assert ("the MLIR source at line 4, column 19:\n"
-            "     4 | \t%x = memref.load %a[%c0] : memref<?xf64>\n".expandtabs(1)
-            + "       |                   ^\n") in text
+    assert (
+        "the MLIR source at line 4, column 19:\n     4 | \t%x = memref.load %a[%c0] : memref<?xf64>\n".expandtabs(1)
+        + "       |                   ^\n"
+    ) in text
     assert shown(parse_error(str(path))) == text  # a path given as text
 
 
@@ -77,8 +82,11 @@ def test_bytecode_and_unknown_locations_add_nothing():
             self.location, self.notes = location, list(notes)
 
     class Error:
-        error_diagnostics = [Diagnostic('loc("other.mlir":1:1)'), Diagnostic("loc(unknown)"),
-                             Diagnostic('loc("-":9:1)')]  # past the end of the source
+        error_diagnostics = [
+            Diagnostic('loc("other.mlir":1:1)'),
+            Diagnostic("loc(unknown)"),
+            Diagnostic('loc("-":9:1)'),
+        ]  # past the end of the source
 
     assert excerpts(Error(), "one line\n", {"-"}) == []
     assert excerpts(Error(), b"ML\xefR\x00bytecode", {"-"}) == []

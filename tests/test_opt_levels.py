@@ -75,8 +75,12 @@ def test_testing_engines_follow_the_default(monkeypatch, tmp_path):
 
 @pytest.mark.parametrize("bad", [4, -1, 2.5, True, "2"])
 def test_bad_levels_are_refused(bad):
-    with pytest.raises(ValueError, match=re.escape("opt_level: expected 0, 1, 2, 3 or None (the default, ") +
-                       r"\d here\), got " + re.escape(repr(bad))):
+    with pytest.raises(
+        ValueError,
+        match=re.escape("opt_level: expected 0, 1, 2, 3 or None (the default, ")
+        + r"\d here\), got "
+        + re.escape(repr(bad)),
+    ):
         JitModule(ADD, opt_level=bad)
 
 
@@ -90,12 +94,16 @@ def test_bad_environment_is_refused(monkeypatch):
 @pytest.mark.parametrize("level", [0, 1, 2, 3])
 def test_results_are_the_same_at_every_level(level):
     """A reduction and an element-wise kernel, vectorized or not, against NumPy at each level."""
-    jit = JitModule(ADD + r"""
+    jit = JitModule(
+        ADD
+        + r"""
 func.func @dot(%a: tensor<?xf64>, %b: tensor<?xf64>, %acc: tensor<f64>) -> tensor<f64> {
   %r = linalg.dot ins(%a, %b : tensor<?xf64>, tensor<?xf64>) outs(%acc : tensor<f64>) -> tensor<f64>
   return %r : tensor<f64>
 }
-""", opt_level=level)
+""",
+        opt_level=level,
+    )
     rng = np.random.default_rng(level)
     a, b = rng.standard_normal(1001).astype(np.float32), rng.standard_normal(1001).astype(np.float32)
     out = np.empty_like(a)

@@ -17,10 +17,9 @@ import pytest
 pytestmark = pytest.mark.harness
 
 HERE = Path(__file__).resolve().parent
-xdist = pytest.importorskip("xdist")
-import xdist.plugin  # noqa: E402
+xdist_plugin = pytest.importorskip("xdist.plugin")
 
-RECORDING_TESTS = '''
+RECORDING_TESTS = """
 import json, os, time
 import pytest
 
@@ -41,7 +40,7 @@ def test_shared(i):
 @pytest.mark.parametrize("i", range(2))
 def test_alone(i):
     record(f"serial{i}")
-'''
+"""
 
 
 def run_project(tmp_path, *args, env=None):
@@ -53,10 +52,19 @@ def run_project(tmp_path, *args, env=None):
     (project / "tests" / "test_recorded.py").write_text(RECORDING_TESTS)
     record = tmp_path / "record.jsonl"
     environment = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")}
-    environment.update(env or {}, RECORD=str(record),
-                       PYTHONPATH=os.pathsep.join([str(HERE.parent / "runtime"), environment.get("PYTHONPATH", "")]))
-    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args], cwd=project,
-                         env=environment, capture_output=True, text=True, timeout=300)
+    environment.update(
+        env or {},
+        RECORD=str(record),
+        PYTHONPATH=os.pathsep.join([str(HERE.parent / "runtime"), environment.get("PYTHONPATH", "")]),
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+        cwd=project,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     return [json.loads(line) for line in record.read_text().splitlines()]
 
@@ -66,7 +74,7 @@ def test_the_whole_suite_runs_on_cores_plus_one_workers_and_serial_tests_alone(t
     # Cores as xdist counts them for -n auto (physical ones, where psutil can tell).
     monkeypatch.delenv("PYTEST_XDIST_AUTO_NUM_WORKERS", raising=False)
     auto = SimpleNamespace(option=SimpleNamespace(numprocesses=None))
-    cores = xdist.plugin.pytest_xdist_auto_num_workers(auto)
+    cores = xdist_plugin.pytest_xdist_auto_num_workers(auto)
     assert len(lines) == 10
     if cores < 2:
         assert {line["worker"] for line in lines} == {"main"}  # one core: no workers
@@ -75,8 +83,11 @@ def test_the_whole_suite_runs_on_cores_plus_one_workers_and_serial_tests_alone(t
     assert len({line["worker"] for line in lines}) >= 2
     serial = [line for line in lines if line["name"].startswith("serial")]
     for alone in serial:
-        overlapping = [line["name"] for line in lines
-                       if line is not alone and line["start"] < alone["end"] and alone["start"] < line["end"]]
+        overlapping = [
+            line["name"]
+            for line in lines
+            if line is not alone and line["start"] < alone["end"] and alone["start"] < line["end"]
+        ]
         assert not overlapping, f"{alone['name']} ran alongside {overlapping}"
 
 

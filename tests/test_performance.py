@@ -18,13 +18,16 @@ from memref_runtime.testing import Comparison, InconclusiveClaim, check_faster, 
 from memref_runtime.testing.performance import ratio_interval
 
 BENCH_KERNELS = mlir_input("bench_kernels.mlir")
-MESSAGE = re.compile(r"(?P<verdict>measured false|inconclusive): (?P<ratio>[\d.]+)x \(95% interval (?P<low>[\d.]+)x "
-                     r"to (?P<high>[\d.]+)x\) over (?P<rounds>\d+) interleaved rounds in [\d.]+ s, on (?P<clock>[\w ]+) "
-                     r"time[,;].*medians per call: fast \S+ \w+, slow \S+ \w+")
+MESSAGE = re.compile(
+    r"(?P<verdict>measured false|inconclusive): (?P<ratio>[\d.]+)x \(95% interval (?P<low>[\d.]+)x "
+    r"to (?P<high>[\d.]+)x\) over (?P<rounds>\d+) interleaved rounds in [\d.]+ s, on (?P<clock>[\w ]+) "
+    r"time[,;].*medians per call: fast \S+ \w+, slow \S+ \w+"
+)
 
 
-def synthetic(median: float, rng, n: int = 11, spread: float = 0.05, name: str = "k", clock: str = "wall",
-              by_clock=None) -> BenchmarkResult:
+def synthetic(
+    median: float, rng, n: int = 11, spread: float = 0.05, name: str = "k", clock: str = "wall", by_clock=None
+) -> BenchmarkResult:
     """A result whose samples are log-normal around `median`."""
     samples = tuple(median * np.exp(rng.normal(0, spread, n)))
     return BenchmarkResult(name, samples, number=1, overhead=1e-9, clock=clock, by_clock=by_clock or {clock: samples})
@@ -37,7 +40,7 @@ def chain():
 
     jit = JitModule(BENCH_KERNELS)
     state = np.zeros(1)
-    return lambda n: (lambda: jit.chain.benchmark(n, state, repeats=5, min_time=0.01, warmup=0.002))
+    return lambda n: lambda: jit.chain.benchmark(n, state, repeats=5, min_time=0.01, warmup=0.002)
 
 
 # Real kernels timed against each other, beside the other workers of a parallel run: the thread's
@@ -72,6 +75,7 @@ def test_rounds_interleave_and_alternate_which_side_runs_first():
         def run():
             order.append(name)
             return synthetic(median, rng)
+
         return run
 
     check_faster("order", side("fast", 1.0), side("slow", 3.0), at_least=2, rounds=4)
@@ -85,10 +89,12 @@ def test_a_claim_too_close_to_tell_runs_up_to_max_rounds_and_says_it_is_inconclu
         def run():
             calls.append(median)
             return synthetic(median, rng)
+
         return run
 
-    with pytest.raises(InconclusiveClaim, match="the interval still straddles the claim after max_rounds=9; "
-                                                ".*Claim a wider margin") as failed:
+    with pytest.raises(
+        InconclusiveClaim, match="the interval still straddles the claim after max_rounds=9; .*Claim a wider margin"
+    ) as failed:
         check_faster("close", side(1.0), side(2.0), at_least=2, rounds=3, max_rounds=9)
     assert len(calls) == 18
     figures = MESSAGE.search(str(failed.value))
@@ -108,6 +114,7 @@ def test_sampling_goes_on_until_the_time_budget_runs_out_then_the_claim_is_incon
         def run():
             now[0] += tick
             return synthetic(median, rng)
+
         return run
 
     with pytest.raises(InconclusiveClaim, match="after the time budget of 7.5 s") as failed:
@@ -130,8 +137,14 @@ def test_results_on_different_clocks_are_compared_on_the_process_cpu_time():
     def result(median, clock):
         cpu = tuple(median * np.exp(rng.normal(0, 0.01, 11)))
         wall = tuple(10 * t for t in cpu)  # a loaded machine's wall clock: ignored
-        return BenchmarkResult("k", cpu if clock != "wall" else wall, number=1, overhead=1e-9, clock=clock,
-                               by_clock={"thread": cpu, "process": cpu, "wall": wall})
+        return BenchmarkResult(
+            "k",
+            cpu if clock != "wall" else wall,
+            number=1,
+            overhead=1e-9,
+            clock=clock,
+            by_clock={"thread": cpu, "process": cpu, "wall": wall},
+        )
 
     got = compare(lambda: result(1.0, "thread"), lambda: result(4.0, "process"), rounds=3)
     assert got.clock == "process" and 3.8 < got.low <= got.high < 4.2
@@ -171,18 +184,27 @@ def test_compare_takes_results_or_benchmark_functions():
     assert several.rounds == 3 and 3.5 < several.low <= several.ratio <= several.high < 4.5
 
 
-@pytest.mark.parametrize("call, error, message", [
-    (lambda: check_faster("x", lambda: 1, lambda: 1, at_least=2), TypeError, "must give a BenchmarkResult"),
-    (lambda: check_faster("x", 1, lambda: 1, at_least=2), TypeError, "fast must be a function of no arguments"),
-    (lambda: check_faster("", lambda: 1, lambda: 1, at_least=2), TypeError, "label must be a non-empty str"),
-    (lambda: check_faster("x", lambda: 1, lambda: 1, at_least=0), ValueError, "at_least must be a ratio > 0"),
-    (lambda: check_faster("x", lambda: 1, lambda: 1, at_least=2, rounds=5, max_rounds=2), ValueError,
-     "max_rounds must be an int >= rounds"),
-    (lambda: check_faster("x", lambda: 1, lambda: 1, at_least=2, budget=0), ValueError,
-     "budget must be a number of seconds > 0, got 0"),
-    (lambda: compare(lambda: 1, lambda: 1, rounds=0), ValueError, "rounds must be an int >= 1"),
-    (lambda: compare(1, 2), TypeError, "a must be a BenchmarkResult or a function"),
-])
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda: check_faster("x", lambda: 1, lambda: 1, at_least=2), TypeError, "must give a BenchmarkResult"),
+        (lambda: check_faster("x", 1, lambda: 1, at_least=2), TypeError, "fast must be a function of no arguments"),
+        (lambda: check_faster("", lambda: 1, lambda: 1, at_least=2), TypeError, "label must be a non-empty str"),
+        (lambda: check_faster("x", lambda: 1, lambda: 1, at_least=0), ValueError, "at_least must be a ratio > 0"),
+        (
+            lambda: check_faster("x", lambda: 1, lambda: 1, at_least=2, rounds=5, max_rounds=2),
+            ValueError,
+            "max_rounds must be an int >= rounds",
+        ),
+        (
+            lambda: check_faster("x", lambda: 1, lambda: 1, at_least=2, budget=0),
+            ValueError,
+            "budget must be a number of seconds > 0, got 0",
+        ),
+        (lambda: compare(lambda: 1, lambda: 1, rounds=0), ValueError, "rounds must be an int >= 1"),
+        (lambda: compare(1, 2), TypeError, "a must be a BenchmarkResult or a function"),
+    ],
+)
 def test_misuse_is_refused_by_name(call, error, message):
     with pytest.raises(error, match=message):
         call()

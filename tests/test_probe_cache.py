@@ -16,7 +16,6 @@ from memref_runtime import probe_cache
 pytestmark = pytest.mark.harness
 
 
-
 @pytest.fixture(autouse=True)
 def cache_in(tmp_path, monkeypatch):
     monkeypatch.setenv(probe_cache.ENV_VAR, str(tmp_path / "cache"))
@@ -116,7 +115,7 @@ def test_one_process_runs_a_tool_once_per_question_even_with_the_cache_off(tmp_p
 
 def test_a_tool_that_times_out_is_asked_again(tmp_path):
     tool = tmp_path / "slow"
-    tool.write_text("#!/bin/sh\nsleep \"$1\"\necho done\n")
+    tool.write_text('#!/bin/sh\nsleep "$1"\necho done\n')
     tool.chmod(0o755)
     assert probe_cache.tool_output([str(tool), "5"], timeout=0.2) == ""
     assert probe_cache.tool_output([str(tool), "5"], timeout=10).strip() == "done"
@@ -129,8 +128,13 @@ def test_lit_configures_from_the_cache_and_gets_the_same_features(cache_in):
         pytest.skip("lit is not installed next to this interpreter")
 
     def debug_features() -> str:
-        out = subprocess.run([lit, "--debug", "--show-tests", "lit_tests/dynamic_add.py"], cwd=REPO,
-                             capture_output=True, text=True, timeout=300)
+        out = subprocess.run(
+            [lit, "--debug", "--show-tests", "lit_tests/dynamic_add.py"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         return next(line for line in (out.stdout + out.stderr).splitlines() if "memref-runtime features:" in line)
 
     first = debug_features()

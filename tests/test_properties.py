@@ -90,7 +90,7 @@ def views(draw, elements=ELEMENTS, max_rank=MAX_RANK_TESTED):
             view = np.broadcast_to(view, (draw(st.integers(1, 3)),) + view.shape)
         elif zero_stride == "as_strided" and rank:  # an existing axis of stride 0, still writable
             axis = draw(st.integers(0, rank - 1))
-            view = as_strided(view, view.shape, view.strides[:axis] + (0,) + view.strides[axis + 1:])
+            view = as_strided(view, view.shape, view.strides[:axis] + (0,) + view.strides[axis + 1 :])
     if draw(st.integers(0, 7)) == 0:
         view.flags.writeable = False
     return element, view
@@ -114,7 +114,8 @@ def assert_exact_copy(got: np.ndarray, view: np.ndarray):
     assert got.shape == view.shape
     assert got.dtype.itemsize == view.dtype.itemsize
     assert np.ascontiguousarray(got).tobytes() == np.ascontiguousarray(view).tobytes(), (
-        f"{view.dtype} view of shape {view.shape}, strides {view.strides}")
+        f"{view.dtype} view of shape {view.shape}, strides {view.strides}"
+    )
 
 
 # --- NumPy -> descriptor -> NumPy, no native code ----------------------------------------------
@@ -127,8 +128,10 @@ def test_any_view_round_trips_without_native_code(case):
     assert_descriptor_matches(desc, view)
     unranked = get_unranked_memref_descriptor(view)
     assert unranked.rank == view.ndim
-    for result in (ranked_memref_to_numpy(ctypes.pointer(desc)),
-                   unranked_memref_to_numpy(ctypes.pointer(unranked), view.dtype)):
+    for result in (
+        ranked_memref_to_numpy(ctypes.pointer(desc)),
+        unranked_memref_to_numpy(ctypes.pointer(unranked), view.dtype),
+    ):
         assert_same_view(result, view)
         assert result.flags.writeable == view.flags.writeable
 
@@ -139,8 +142,7 @@ def test_any_view_round_trips_without_native_code(case):
 def memref_types(rank: int, element: str) -> tuple[str, str]:
     """(fully dynamic strided type, identity-layout type) of `rank` and `element`."""
     dims = "?x" * rank
-    return (f"memref<{dims}{element}, strided<[{', '.join('?' * rank)}], offset: ?>>",
-            f"memref<{dims}{element}>")
+    return (f"memref<{dims}{element}, strided<[{', '.join('?' * rank)}], offset: ?>>", f"memref<{dims}{element}>")
 
 
 def symbol(element: str) -> str:
@@ -184,7 +186,9 @@ func.func @clone_{s}(%a: {identity}) -> {identity} attributes {{llvm.emit_c_inte
   return %out : {identity}
 }}
 """
-    return text + f"""
+    return (
+        text
+        + f"""
 func.func @forward_{s}(%a: {strided}) attributes {{llvm.emit_c_interface}} {{
   call @visit_{s}(%a) : ({strided}) -> ()
   %u = memref.cast %a : {strided} to {unranked}
@@ -194,6 +198,7 @@ func.func @forward_{s}(%a: {strided}) attributes {{llvm.emit_c_interface}} {{
 func.func private @visit_{s}({strided}) attributes {{llvm.emit_c_interface}}
 func.func private @visit_unranked_{s}({unranked}) attributes {{llvm.emit_c_interface}}
 """
+    )
 
 
 class RankKernels:
@@ -292,19 +297,32 @@ def assert_callbacks_saw(received: list, view: np.ndarray):
 def test_any_view_crosses_jit_code_exactly(case):
     element, view = case
     event(f"rank {view.ndim}")
-    event("empty" if view.size == 0 else "C-contiguous" if view.flags.c_contiguous else
-          "a stride 0" if 0 in view.strides else "a negative stride" if min(view.strides, default=0) < 0 else
-          "other strides")
+    event(
+        "empty"
+        if view.size == 0
+        else "C-contiguous"
+        if view.flags.c_contiguous
+        else "a stride 0"
+        if 0 in view.strides
+        else "a negative stride"
+        if min(view.strides, default=0) < 0
+        else "other strides"
+    )
     kernels = rank_kernels(view.ndim)
     jit, engine, s = kernels.jit, kernels.engine, symbol(element)
 
     if copies(element):
         # Upstream's way: descriptors made by hand, ExecutionEngine.invoke, no checks.
-        for function, descriptor in (("copy", get_ranked_memref_descriptor),
-                                     ("copy_unranked", get_unranked_memref_descriptor)):
+        for function, descriptor in (
+            ("copy", get_ranked_memref_descriptor),
+            ("copy_unranked", get_unranked_memref_descriptor),
+        ):
             out = poisoned(view.shape, view.dtype)
-            engine.invoke(f"{function}_{s}", ctypes.pointer(ctypes.pointer(descriptor(view))),
-                          memref_arg(get_ranked_memref_descriptor(out)))
+            engine.invoke(
+                f"{function}_{s}",
+                ctypes.pointer(ctypes.pointer(descriptor(view))),
+                memref_arg(get_ranked_memref_descriptor(out)),
+            )
             assert_exact_copy(out, view)
         # Typed calls: checked arguments, an out-parameter or a result the JIT code allocated.
         for function in ("copy", "copy_unranked"):
@@ -331,25 +349,32 @@ WIDE = [(element, dtype) for element, dtype in ELEMENTS if dtype.itemsize > 1]
 
 
 @KEEPS_RANK_KERNELS
-@given(element_and_dtype=st.sampled_from(WIDE), shape=st.lists(st.integers(0, 4), min_size=1, max_size=3),
-       extra=st.lists(st.integers(-17, 17), min_size=3, max_size=3))
+@given(
+    element_and_dtype=st.sampled_from(WIDE),
+    shape=st.lists(st.integers(0, 4), min_size=1, max_size=3),
+    extra=st.lists(st.integers(-17, 17), min_size=3, max_size=3),
+)
 def test_byte_strides_are_exact_or_rejected(element_and_dtype, shape, extra):
     element, dtype = element_and_dtype
     itemsize = dtype.itemsize
-    strides = tuple(e if e % itemsize else e + 1 for e in extra[:len(shape)])  # mostly not multiples
+    strides = tuple(e if e % itemsize else e + 1 for e in extra[: len(shape)])  # mostly not multiples
     buffer = np.zeros(2048, np.uint8)[1024:].view(dtype)  # room on both sides; never read through
     view = as_strided(buffer, tuple(shape), strides)
     misread = {(s, axis) for axis, (n, s) in enumerate(zip(shape, strides)) if n > 1 and s % itemsize}
     if view.size and misread:
         with pytest.raises(ValueError) as info:
             get_ranked_memref_descriptor(view)
-        named = re.search(r"stride (-?\d+) bytes on axis (\d+) is not a multiple of the item size (\d+)",
-                          str(info.value))
+        named = re.search(
+            r"stride (-?\d+) bytes on axis (\d+) is not a multiple of the item size (\d+)", str(info.value)
+        )
         assert named and (int(named[1]), int(named[2])) in misread and int(named[3]) == itemsize, str(info.value)
         if HAVE_JIT and len(shape) <= MAX_RANK_TESTED:  # a typed call says the same, naming the argument
             jit = rank_kernels(len(shape)).jit
-            with pytest.raises(ValueError, match=rf"^copy_{re.escape(symbol(element))}\(\): argument 0 "
-                                                 r"\(memref<.*>\): stride -?\d+ bytes on axis \d+"):
+            with pytest.raises(
+                ValueError,
+                match=rf"^copy_{re.escape(symbol(element))}\(\): argument 0 "
+                r"\(memref<.*>\): stride -?\d+ bytes on axis \d+",
+            ):
                 jit.call(f"copy_{symbol(element)}", view, np.empty(view.shape, dtype))
     else:
         desc = get_ranked_memref_descriptor(view)

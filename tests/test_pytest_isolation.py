@@ -13,11 +13,16 @@ from support.engine import HAVE_JIT
 from support.subprocesses import make_pytest_project, run_pytest
 from support.workers import run_once
 
-pytestmark = [pytest.mark.jit, pytest.mark.skipif(not HAVE_JIT, reason="no MLIR Python bindings with an ExecutionEngine")]
+pytestmark = [
+    pytest.mark.jit,
+    pytest.mark.skipif(not HAVE_JIT, reason="no MLIR Python bindings with an ExecutionEngine"),
+]
 
 # LLVM's handler names the native frames where it finds llvm-symbolizer: the llvm wheel ships one
 # (torch-mlir does not, and its frames are addresses).
-SYMBOLIZED = importlib.util.find_spec("llvm") is not None and (os.environ.get("MEMREF_RUNTIME_BINDINGS") or "mlir") == "mlir"
+SYMBOLIZED = (
+    importlib.util.find_spec("llvm") is not None and (os.environ.get("MEMREF_RUNTIME_BINDINGS") or "mlir") == "mlir"
+)
 NATIVE_FRAME = r"^ *#\d+ 0x[0-9a-f]+ "
 
 CRASHES = '''
@@ -153,8 +158,12 @@ def section(stdout: str, test: str) -> str:
 
 @pytest.fixture(scope="module")
 def isolated_run(request, tmp_path_factory):
-    return run_once(request, tmp_path_factory, "isolated-run", lambda folder: run_pytest(
-        make_pytest_project(folder, {"test_crashes.py": CRASHES}), "--mlir-isolate", "-rA"))
+    return run_once(
+        request,
+        tmp_path_factory,
+        "isolated-run",
+        lambda folder: run_pytest(make_pytest_project(folder, {"test_crashes.py": CRASHES}), "--mlir-isolate", "-rA"),
+    )
 
 
 def test_a_crash_fails_its_test_and_the_session_goes_on(isolated_run):
@@ -163,8 +172,10 @@ def test_a_crash_fails_its_test_and_the_session_goes_on(isolated_run):
     assert found["test_after_the_crash"] == "PASSED"
     assert found["test_last"] == "PASSED"
     assert isolated_run.returncode == 1
-    assert "memref-runtime: opt level 2, runtime verification off, isolation: every test, Context leak check on" \
-        in isolated_run.stdout  # the header
+    assert (
+        "memref-runtime: opt level 2, runtime verification off, isolation: every test, Context leak check on"
+        in isolated_run.stdout
+    )  # the header
 
 
 def test_the_report_has_the_signal_the_test_id_and_both_stacks(isolated_run):
@@ -172,8 +183,11 @@ def test_the_report_has_the_signal_the_test_id_and_both_stacks(isolated_run):
     assert text.startswith("memref-runtime: test_crashes.py::test_a_segfault crashed: its isolated child (pid ")
     assert "ended: killed by SIGSEGV (Segmentation fault)" in text
     python_stack = text.split("Current thread", 1)[1]
-    assert re.search(r'File ".*ctypes/__init__.py", line \d+ in string_at\n  File ".*test_crashes.py", '
-                     r"line \d+ in test_a_segfault\n", python_stack)
+    assert re.search(
+        r'File ".*ctypes/__init__.py", line \d+ in string_at\n  File ".*test_crashes.py", '
+        r"line \d+ in test_a_segfault\n",
+        python_stack,
+    )
     assert "_pytest" not in python_stack and "pluggy" not in python_stack  # left out, and counted
     assert re.search(r"\d+ frames of pytest and pluggy left out", text)
     assert re.search(NATIVE_FRAME, text.split("Extension modules:", 1)[1], re.M)  # LLVM's handler: the native stack
@@ -199,9 +213,12 @@ def test_a_crash_in_jit_code_and_an_abort_from_a_failed_assert(isolated_run):
 
 def test_a_hang_ends_at_its_timeout_with_its_stacks(isolated_run):
     text = section(isolated_run.stdout, "test_hangs")
-    assert re.match(r"memref-runtime: test_crashes.py::test_hangs timed out after 1 s "
-                    r"\(@pytest.mark.isolated\(timeout=...\)\): its isolated child \(pid \d+\) was sent SIGABRT "
-                    r"for its stacks, and ended: killed by SIGABRT \(Aborted\)", text)
+    assert re.match(
+        r"memref-runtime: test_crashes.py::test_hangs timed out after 1 s "
+        r"\(@pytest.mark.isolated\(timeout=...\)\): its isolated child \(pid \d+\) was sent SIGABRT "
+        r"for its stacks, and ended: killed by SIGABRT \(Aborted\)",
+        text,
+    )
     assert re.search(r'File ".*test_crashes.py", line \d+ in test_hangs', text)
     assert "\n1 MLIR Context(s) made in the pytest process were alive at the fork: one whose thread pool" in text
     assert re.search(NATIVE_FRAME, text, re.M)
@@ -213,7 +230,9 @@ def test_other_outcomes_come_back_as_they_were(isolated_run):
     found = outcomes(isolated_run.stdout)
     assert found["test_fails"] == "FAILED"
     skip_line = CRASHES.splitlines().index('    pytest.skip("skipped in the child")') + 1
-    assert f"SKIPPED [1] test_crashes.py:{skip_line}: skipped in the child" in isolated_run.stdout  # where, in the child
+    assert (
+        f"SKIPPED [1] test_crashes.py:{skip_line}: skipped in the child" in isolated_run.stdout
+    )  # where, in the child
     assert found["test_xfails"] == "XFAIL" and "test_xfails - xfailed in the child" in isolated_run.stdout
     assert found["test_raises_what_xfail_expects"] == "XFAIL"  # the child's exception, its type kept
     assert found["test_crash_under_xfail"] == "XFAIL"
@@ -228,11 +247,15 @@ def test_a_raising_callback_and_a_leaked_context_fail_in_the_child_too(isolated_
     assert found["test_a_callback_raises"] == "FAILED"
     text = section(isolated_run.stdout, "test_a_callback_raises")
     assert 'raise ValueError(f"no value for {x}")\nE       ValueError: no value for 7' in text
-    assert ("CallbackException: test_crashes.py::test_a_callback_raises (call): 1 exception raised in "
-            "ctypes callbacks (traceback above), the first ValueError: no value for 7") in text
+    assert (
+        "CallbackException: test_crashes.py::test_a_callback_raises (call): 1 exception raised in "
+        "ctypes callbacks (traceback above), the first ValueError: no value for 7"
+    ) in text
     assert found["test_leaks_a_context (teardown)"] == "ERROR"
-    assert ("memref-runtime: 1 MLIR Context made by this isolated test's call was still alive at its end"
-            in isolated_run.stdout)
+    assert (
+        "memref-runtime: 1 MLIR Context made by this isolated test's call was still alive at its end"
+        in isolated_run.stdout
+    )
 
 
 def test_under_xdist_a_crash_fails_its_test_not_the_worker(tmp_path):
@@ -256,7 +279,10 @@ def test_a_crash_without_isolation_takes_the_process_down(tmp_path):
 
 
 def test_a_marker_isolates_one_test_and_the_timeout_option_applies(tmp_path):
-    project = make_pytest_project(tmp_path, {"test_marked.py": """
+    project = make_pytest_project(
+        tmp_path,
+        {
+            "test_marked.py": """
         import ctypes, time
         import pytest
 
@@ -270,7 +296,11 @@ def test_a_marker_isolates_one_test_and_the_timeout_option_applies(tmp_path):
 
         def test_after():
             pass
-        """})
+        """
+        },
+    )
     out = run_pytest(project, "-rA", "--mlir-timeout=0.5")
-    assert outcomes(out.stdout) == {"test_crashes": "FAILED", "test_hangs": "FAILED", "test_after": "PASSED"}, out.stdout
+    assert outcomes(out.stdout) == {"test_crashes": "FAILED", "test_hangs": "FAILED", "test_after": "PASSED"}, (
+        out.stdout
+    )
     assert "test_marked.py::test_hangs timed out after 0.5 s (--mlir-timeout)" in out.stdout

@@ -75,10 +75,14 @@ def test_the_opt_level_matrix_runs_jit_tests_once_per_level(levels_project):
     }, out.stdout + out.stderr
     assert "5 passed" in out.stdout
     header = [line for line in out.stdout.splitlines() if line.startswith("memref-runtime: ")]
-    assert len(header) == 3 and re.match(r"memref-runtime: MLIR \d+\.\d+\.\d+\S* \((mlir|torch_mlir): ", header[0]), header
-    assert header[1] == ("memref-runtime: opt levels 0, 3 for tests that use `jit` (--mlir-opt-levels), 2 for the "
-                         "others, runtime verification off, isolation: tests marked isolated, Context leak check on, "
-                         "checks fail the tests that ask (else they warn)")
+    assert len(header) == 3 and re.match(r"memref-runtime: MLIR \d+\.\d+\.\d+\S* \((mlir|torch_mlir): ", header[0]), (
+        header
+    )
+    assert header[1] == (
+        "memref-runtime: opt levels 0, 3 for tests that use `jit` (--mlir-opt-levels), 2 for the "
+        "others, runtime verification off, isolation: tests marked isolated, Context leak check on, "
+        "checks fail the tests that ask (else they warn)"
+    )
     assert re.match(r"memref-runtime: FileCheck .*(FileCheck \(LLVM, |filecheck \(the Python filecheck, )", header[2])
 
 
@@ -86,8 +90,12 @@ def test_the_opt_level_matrix_runs_jit_tests_once_per_level(levels_project):
 def test_the_matrix_under_xdist(levels_project):
     out = run_pytest(levels_project, "-n", "2", "-rA", "--mlir-opt-levels=1,3", "--mlir-opt-level=0")
     assert sorted(re.findall(r"^PASSED \S+::(\S+)", out.stdout, re.M)) == [
-        "test_levels[O1]", "test_levels[O3]", "test_levels_isolated[O1]", "test_levels_isolated[O3]",
-        "test_without_jit"], out.stdout
+        "test_levels[O1]",
+        "test_levels[O3]",
+        "test_levels_isolated[O1]",
+        "test_levels_isolated[O3]",
+        "test_without_jit",
+    ], out.stdout
     # Each run saw its own level (the test's print goes to the PASSES section of -rA).
     assert "SEEN test_levels[O1] jit=1 direct=1 testing=1" in out.stdout
     assert "SEEN test_levels_isolated[O3] jit=3 direct=3 testing=3" in out.stdout
@@ -105,38 +113,56 @@ def test_the_suite_settings_reach_every_jit_module(levels_project):
 @needs_jit
 def test_the_ini_file_and_the_command_line_wins(tmp_path):
     project = make_pytest_project(tmp_path, {"test_levels.py": LEVELS})
-    (project / "pyproject.toml").write_text('[tool.pytest.ini_options]\nmlir_opt_level = "3"\nmlir_opt_levels = "0"\n'
-                                            'mlir_runtime_verification = "true"\n')
+    (project / "pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\nmlir_opt_level = "3"\nmlir_opt_levels = "0"\nmlir_runtime_verification = "true"\n'
+    )
     (project / "pytest.ini").unlink()
     out = run_pytest(project, "-s", "-k", "without")
     assert seen(out.stdout) == {"test_without_jit": "jit=3 direct=3 testing=3 verification=True"}, out.stdout
-    out = run_pytest(project, "-s", "--mlir-opt-level=1", "--mlir-opt-levels=2", "-o", "mlir_runtime_verification=0",
-                     "test_levels.py::test_levels")
+    out = run_pytest(
+        project,
+        "-s",
+        "--mlir-opt-level=1",
+        "--mlir-opt-levels=2",
+        "-o",
+        "mlir_runtime_verification=0",
+        "test_levels.py::test_levels",
+    )
     assert seen(out.stdout) == {"test_levels[O2]": "jit=2 direct=2 testing=2 verification=False"}, out.stdout
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--mlir-opt-level=4"], "--mlir-opt-level: expected an opt level 0, 1, 2 or 3, got '4'"),
-    (["-o", "mlir_opt_levels=0,fast"], "mlir_opt_levels (ini): expected an opt level 0, 1, 2 or 3, got 'fast'"),
-    (["--mlir-runtime-verification", "-o", "mlir_isolate=maybe"],
-     "mlir_isolate (ini): expected 1 or 0 (true/false, on/off), got 'maybe'"),
-    (["--mlir-timeout=soon"], "--mlir-timeout: expected a number of seconds (0: no timeout), got 'soon'"),
-    (["--mlir-python=jax"], "--mlir-python: expected one of mlir, torch_mlir, got 'jax'"),
-    (["--mlir-filecheck=/no/FileCheck"],
-     "--mlir-filecheck: expected the path of an executable FileCheck, got '/no/FileCheck', which is not one"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--mlir-opt-level=4"], "--mlir-opt-level: expected an opt level 0, 1, 2 or 3, got '4'"),
+        (["-o", "mlir_opt_levels=0,fast"], "mlir_opt_levels (ini): expected an opt level 0, 1, 2 or 3, got 'fast'"),
+        (
+            ["--mlir-runtime-verification", "-o", "mlir_isolate=maybe"],
+            "mlir_isolate (ini): expected 1 or 0 (true/false, on/off), got 'maybe'",
+        ),
+        (["--mlir-timeout=soon"], "--mlir-timeout: expected a number of seconds (0: no timeout), got 'soon'"),
+        (["--mlir-python=jax"], "--mlir-python: expected one of mlir, torch_mlir, got 'jax'"),
+        (
+            ["--mlir-filecheck=/no/FileCheck"],
+            "--mlir-filecheck: expected the path of an executable FileCheck, got '/no/FileCheck', which is not one",
+        ),
+    ],
+)
 def test_a_bad_value_stops_pytest_naming_the_option(tmp_path, args, message):
     out = run_pytest(make_pytest_project(tmp_path, {}), *args)
     assert out.returncode == 4 and f"ERROR: {message}" in out.stderr, out.stderr
 
 
 def test_a_provider_that_is_not_installed_is_refused(tmp_path):
-    out = run_pytest(make_pytest_project(tmp_path, {}), "--mlir-python=torch_mlir",
-                     env={"PYTHONPATH": str(RUNTIME_DIR)})  # whatever the outer run aliased, not here
+    out = run_pytest(
+        make_pytest_project(tmp_path, {}), "--mlir-python=torch_mlir", env={"PYTHONPATH": str(RUNTIME_DIR)}
+    )  # whatever the outer run aliased, not here
     if "ERROR" not in out.stderr:
         pytest.skip("torch_mlir is installed here")
-    assert f"ERROR: --mlir-python: {sys.executable} cannot import the 'torch_mlir' package (pip install torch-mlir)" \
+    assert (
+        f"ERROR: --mlir-python: {sys.executable} cannot import the 'torch_mlir' package (pip install torch-mlir)"
         in out.stderr.replace(os.path.realpath(sys.executable), sys.executable)
+    )
 
 
 # --- --mlir-python: `import mlir` gives another provider, here a stand-in package ---------------------
@@ -183,8 +209,11 @@ def test_mlir_python_aliases_mlir_before_conftests_import_it(tmp_path):
     pythonpath = os.pathsep.join([str(project / "fake"), str(RUNTIME_DIR)])
     out = run_pytest(project, "-v", "--mlir-python=torch_mlir", env={"PYTHONPATH": pythonpath})
     assert "2 passed" in out.stdout, out.stdout + out.stderr
-    assert re.search(r"memref-runtime: MLIR \(version unknown\) \(torch_mlir: .*, from "
-                     r".*fake/torch_mlir; `import mlir` gives it\)", out.stdout), out.stdout
+    assert re.search(
+        r"memref-runtime: MLIR \(version unknown\) \(torch_mlir: .*, from "
+        r".*fake/torch_mlir; `import mlir` gives it\)",
+        out.stdout,
+    ), out.stdout
     # The environment's MEMREF_RUNTIME_BINDINGS is the default of the option, as for lit.
     out = run_pytest(project, env={"PYTHONPATH": pythonpath, "MEMREF_RUNTIME_BINDINGS": "torch_mlir"})
     assert "2 passed" in out.stdout, out.stdout + out.stderr
@@ -291,8 +320,12 @@ CHECKS = {
 @pytest.fixture(scope="module")
 def checks_run(request, tmp_path_factory):
     # --mlir-checks: every test of the project is checked (test_pytest_scope.py: the default).
-    return run_once(request, tmp_path_factory, "checks-run",
-                    lambda folder: run_pytest(make_pytest_project(folder, CHECKS), "-rA", "--mlir-checks"))
+    return run_once(
+        request,
+        tmp_path_factory,
+        "checks-run",
+        lambda folder: run_pytest(make_pytest_project(folder, CHECKS), "-rA", "--mlir-checks"),
+    )
 
 
 def errors_at_teardown(stdout: str) -> dict[str, str]:
@@ -305,7 +338,8 @@ def test_a_test_that_leaves_a_context_alive_fails_with_the_count(checks_run):
     assert set(errors) == {"test_leaks_one", "test_leaks_two", "test_a_fixture_that_leaks"}, checks_run.stdout
     assert errors["test_leaks_one"].startswith(
         "memref-runtime: 1 MLIR Context created by this test is still alive after its teardown and a garbage "
-        "collection: Context._get_live_count() is 2, 1 when the test began")  # the module fixture's is the 1
+        "collection: Context._get_live_count() is 2, 1 when the test began"
+    )  # the module fixture's is the 1
     assert errors["test_leaks_two"].startswith("memref-runtime: 2 MLIR Contexts created by this test are still alive")
     assert "@pytest.mark.allow_context_leak(reason=...) opts a test out" in errors["test_leaks_one"]
 
@@ -313,12 +347,20 @@ def test_a_test_that_leaves_a_context_alive_fails_with_the_count(checks_run):
 @needs_jit
 def test_fixtures_and_jit_modules_are_not_leaks(checks_run):
     passed = set(re.findall(r"^PASSED \S+::(\w+)", checks_run.stdout, re.M))
-    assert {"test_a_module_fixture_holds_its_context", "test_so_does_the_next_test", "test_opted_out",
-            "test_a_function_fixture_releases_its_context", "test_jit_releases_its_modules"} <= passed
+    assert {
+        "test_a_module_fixture_holds_its_context",
+        "test_so_does_the_next_test",
+        "test_opted_out",
+        "test_a_function_fixture_releases_its_context",
+        "test_jit_releases_its_modules",
+    } <= passed
     assert re.search(r"^FAILED \S+::test_fails_holding_a_context ", checks_run.stdout, re.M)
-    assert not {"test_a_module_fixture_holds_its_context", "test_jit_releases_its_modules",
-                "test_a_function_fixture_releases_its_context", "test_fails_holding_a_context"} \
-        & set(errors_at_teardown(checks_run.stdout))
+    assert not {
+        "test_a_module_fixture_holds_its_context",
+        "test_jit_releases_its_modules",
+        "test_a_function_fixture_releases_its_context",
+        "test_fails_holding_a_context",
+    } & set(errors_at_teardown(checks_run.stdout))
 
 
 @needs_jit
@@ -327,8 +369,10 @@ def test_an_exception_in_a_ctypes_callback_fails_its_test_with_its_traceback(che
     text = checks_run.stdout.split("_ test_a_callback_raises _", 1)[1]
     assert """raise KeyError(f"no entry {x}")\nE       KeyError: 'no entry 5'""" in text
     assert "The above exception was the direct cause of the following exception:" in text
-    assert ("CallbackException: test_checks.py::test_a_callback_raises (call): 1 exception raised in ctypes "
-            "callbacks (traceback above), the first KeyError: 'no entry 5'") in text
+    assert (
+        "CallbackException: test_checks.py::test_a_callback_raises (call): 1 exception raised in ctypes "
+        "callbacks (traceback above), the first KeyError: 'no entry 5'"
+    ) in text
 
 
 @needs_jit
@@ -348,6 +392,7 @@ def test_no_memref_runtime_turns_the_plugin_off(tmp_path):
 
 # --- the fixtures, as this suite gets them ------------------------------------------------------------
 
+
 def test_filecheck_passes_and_fails_with_filechecks_message(filecheck, tmp_path):
     filecheck("first\nsecond\n", "CHECK: first\nCHECK-NEXT: second\n")
     checks = tmp_path / "checks.txt"
@@ -357,10 +402,16 @@ def test_filecheck_passes_and_fails_with_filechecks_message(filecheck, tmp_path)
     message = str(info.value)
     assert message.startswith("FileCheck failed: ")
     # LLVM's FileCheck, or the Python one (torch-mlir's route): each says it its way.
-    assert re.search(r"checks.txt:2:(\d+: error: CHECK-NEXT: expected string not found in input"
-                     r"|\d*:? ?error: Couldn't match \"third\")", message), message
-    with pytest.raises(pytest.fail.Exception, match=r"checks:1:(\d+: error: FOO: expected string not found"
-                                                    r"|\d*:? ?error: Couldn't match \"nothing\")"):
+    assert re.search(
+        r"checks.txt:2:(\d+: error: CHECK-NEXT: expected string not found in input"
+        r"|\d*:? ?error: Couldn't match \"third\")",
+        message,
+    ), message
+    with pytest.raises(
+        pytest.fail.Exception,
+        match=r"checks:1:(\d+: error: FOO: expected string not found"
+        r"|\d*:? ?error: Couldn't match \"nothing\")",
+    ):
         filecheck("first\n", "FOO: nothing\n", "--check-prefix=FOO")
     with pytest.raises(TypeError, match=r"checks: expected CHECK lines \(a str\) or a path \(os.PathLike\), got int"):
         filecheck("first\n", 3)
@@ -377,6 +428,7 @@ def test_jit_check_close_and_check_against(jit, check_close, check_against):
     out = np.empty_like(a)
     module.add(a, a, out)
     check_close("add", out, 2 * a)
+
     def reference(a, b, out):
         out[...] = a + b
 

@@ -56,12 +56,16 @@ def test_a_suite_that_did_not_ask_keeps_its_verdict_and_gets_a_warning(tmp_path,
 
 
 @needs_mlir
-@pytest.mark.parametrize("files, args, ini", [
-    ({"test_third_party.py": LEAKS_WITH_JIT}, (), ""),  # the test uses the plugin's fixture
-    ({"test_third_party.py": LEAKS}, ("--mlir-checks",), ""),
-    ({"test_third_party.py": LEAKS}, (), "mlir_checks = 1\n"),
-    ({"test_third_party.py": LEAKS, "conftest.py": ASKS_IN_CONFTEST}, (), ""),
-], ids=["jit-fixture", "command-line", "ini", "conftest"])
+@pytest.mark.parametrize(
+    "files, args, ini",
+    [
+        ({"test_third_party.py": LEAKS_WITH_JIT}, (), ""),  # the test uses the plugin's fixture
+        ({"test_third_party.py": LEAKS}, ("--mlir-checks",), ""),
+        ({"test_third_party.py": LEAKS}, (), "mlir_checks = 1\n"),
+        ({"test_third_party.py": LEAKS, "conftest.py": ASKS_IN_CONFTEST}, (), ""),
+    ],
+    ids=["jit-fixture", "command-line", "ini", "conftest"],
+)
 def test_a_test_or_suite_that_asked_fails_with_the_count(tmp_path, files, args, ini):
     project = make_pytest_project(tmp_path, files)
     (project / "pytest.ini").write_text("[pytest]\n" + ini)
@@ -101,8 +105,11 @@ def test_an_exception_in_a_callback_fails_only_a_test_that_asked(tmp_path):
     unasked = make_pytest_project(tmp_path / "unasked", {"test_cb.py": CALLBACK.replace("ASKS", "")})
     out = run_pytest(unasked, "-p", "no:unraisableexception")
     assert "1 passed" in summary(out.stdout), out.stdout + out.stderr
-    assert re.search(r"MemrefRuntimeCheckWarning: test_cb.py::test_a_callback_raises \(call\): 1 exception raised "
-                     r"in ctypes callbacks", out.stdout), out.stdout
+    assert re.search(
+        r"MemrefRuntimeCheckWarning: test_cb.py::test_a_callback_raises \(call\): 1 exception raised "
+        r"in ctypes callbacks",
+        out.stdout,
+    ), out.stdout
     asked = make_pytest_project(tmp_path / "asked", {"test_cb.py": CALLBACK.replace("ASKS", "mlir_checks")})
     out = run_pytest(asked)
     assert "1 failed" in summary(out.stdout), out.stdout + out.stderr
@@ -195,8 +202,11 @@ SHADOWS = """
 def test_a_jit_fixture_that_shadows_the_plugins_is_named_under_the_matrix(tmp_path):
     project = make_pytest_project(tmp_path, {"test_shadows.py": SHADOWS})
     out = run_pytest(project, "--mlir-opt-levels=0,3", "-v")
-    assert re.search(r"test_shadows.py:5: ShadowedFixtureWarning: the fixture `jit` defined here shadows "
-                     r"memref-runtime's, so --mlir-opt-levels=0,3 does not reach its 2 tests", out.stdout), out.stdout
+    assert re.search(
+        r"test_shadows.py:5: ShadowedFixtureWarning: the fixture `jit` defined here shadows "
+        r"memref-runtime's, so --mlir-opt-levels=0,3 does not reach its 2 tests",
+        out.stdout,
+    ), out.stdout
     assert "test_reached[O0]" in out.stdout and "4 passed, 1 warning" in summary(out.stdout)
     out = run_pytest(project)  # no matrix asked: nothing to say
     assert "3 passed in" in summary(out.stdout) and "ShadowedFixtureWarning" not in out.stdout

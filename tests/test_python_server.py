@@ -22,8 +22,10 @@ SITE = RUNTIME / "memref_runtime" / "lit" / "_site"
 from memref_runtime import environment  # noqa: E402
 from memref_runtime.pyserver import lifecycle as server_lit  # noqa: E402
 
-pytestmark = [pytest.mark.harness, pytest.mark.skipif(server_lit.unsupported_reason() is not None,
-                                reason=str(server_lit.unsupported_reason()))]
+pytestmark = [
+    pytest.mark.harness,
+    pytest.mark.skipif(server_lit.unsupported_reason() is not None, reason=str(server_lit.unsupported_reason())),
+]
 CLIENT = shlex.split(server_lit.client_command(sys.executable))
 
 
@@ -64,16 +66,28 @@ def script(tmp_path, text, name="t.py") -> Path:
 
 def server_pid(folder, **extra) -> int:
     """The parent of a command run through the client: the server of that environment."""
-    out = subprocess.run(CLIENT + ["-c", "import os; print(os.getppid())"], capture_output=True, text=True,
-                         env=server_env(folder, **extra), check=True)
+    out = subprocess.run(
+        CLIENT + ["-c", "import os; print(os.getppid())"],
+        capture_output=True,
+        text=True,
+        env=server_env(folder, **extra),
+        check=True,
+    )
     return int(out.stdout)
 
 
-@pytest.mark.parametrize("ending, status", [
-    ("pass", 0), ("import sys; sys.exit(3)", 3), ("import sys; sys.exit(256 + 7)", 7),
-    ("import sys; sys.exit('a message')", 1), ("import sys; sys.exit(None)", 0),
-    ("raise ValueError('boom')", 1), ("import os; os._exit(42)", 42),
-])
+@pytest.mark.parametrize(
+    "ending, status",
+    [
+        ("pass", 0),
+        ("import sys; sys.exit(3)", 3),
+        ("import sys; sys.exit(256 + 7)", 7),
+        ("import sys; sys.exit('a message')", 1),
+        ("import sys; sys.exit(None)", 0),
+        ("raise ValueError('boom')", 1),
+        ("import os; os._exit(42)", 42),
+    ],
+)
 def test_exit_status_and_stderr_are_a_fresh_interpreters(folder, tmp_path, ending, status):
     path = script(tmp_path, f"print('before')\n{ending}\n")
     fresh, served = both(folder, [str(path)])
@@ -95,11 +109,14 @@ def test_keyboard_interrupt_ends_by_sigint_after_the_traceback(folder):
 
 
 def test_argv_path_file_and_main_module(folder, tmp_path):
-    path = script(tmp_path, """
+    path = script(
+        tmp_path,
+        """
         import sys
         print(sys.argv, sys.path[0], __file__, __name__, __spec__, __package__, sys.orig_argv[1:])
         print(sys.flags, type(__loader__).__name__, sorted(k for k in globals() if k.startswith('__')))
-    """)
+    """,
+    )
     fresh, served = both(folder, [str(path), "a b", "--x"])
     assert fresh.returncode == 0, fresh.stderr
     assert_same(fresh, served)
@@ -126,18 +143,22 @@ def test_traceback_shows_the_tests_frames_only(folder, tmp_path):
 
 
 def test_cwd_environment_and_umask(folder, tmp_path):
-    code = ("import ctypes, os; libc = ctypes.CDLL(None); libc.getenv.restype = ctypes.c_char_p;"
-            "print(os.getcwd(), os.environ['SPEED_X'], libc.getenv(b'SPEED_X'), os.umask(0),"
-            " 'PYTEST_CURRENT_TEST' in os.environ)")
+    code = (
+        "import ctypes, os; libc = ctypes.CDLL(None); libc.getenv.restype = ctypes.c_char_p;"
+        "print(os.getcwd(), os.environ['SPEED_X'], libc.getenv(b'SPEED_X'), os.umask(0),"
+        " 'PYTEST_CURRENT_TEST' in os.environ)"
+    )
     fresh, served = both(folder, ["-c", code], cwd=tmp_path, SPEED_X="value one")
     assert fresh.stdout.split()[:3] == [str(tmp_path).encode(), b"value", b"one"]
     assert_same(fresh, served)
 
 
 def test_standard_streams(folder):
-    code = ("import sys; data = sys.stdin.read(); print(repr(data)); print('err', file=sys.stderr);"
-            "print([(s.name, s.mode, s.encoding, s.errors, s.line_buffering, s.isatty(), s.fileno())"
-            " for s in (sys.stdin, sys.stdout, sys.stderr)], sys.stdin is sys.__stdin__)")
+    code = (
+        "import sys; data = sys.stdin.read(); print(repr(data)); print('err', file=sys.stderr);"
+        "print([(s.name, s.mode, s.encoding, s.errors, s.line_buffering, s.isatty(), s.fileno())"
+        " for s in (sys.stdin, sys.stdout, sys.stderr)], sys.stdin is sys.__stdin__)"
+    )
     fresh, served = both(folder, ["-c", code], input=b"line 1\nline 2\n")
     assert b"line 1" in fresh.stdout
     assert_same(fresh, served)
@@ -171,8 +192,10 @@ def test_atexit_threads_and_destructors_run_at_the_end(folder):
 
 
 def test_the_child_has_no_mlir_context_and_one_thread(folder):
-    code = ("import threading; from mlir.ir import Context; import numpy;"
-            "print(Context._get_live_count(), threading.active_count(), numpy.random.rand() != 0.5)")
+    code = (
+        "import threading; from mlir.ir import Context; import numpy;"
+        "print(Context._get_live_count(), threading.active_count(), numpy.random.rand() != 0.5)"
+    )
     fresh, served = both(folder, ["-c", code])
     assert fresh.stdout == b"0 1 True\n"
     assert_same(fresh, served)
@@ -193,20 +216,29 @@ def test_interpreter_options_run_in_a_fresh_interpreter(folder):
 def test_a_command_expected_to_crash_runs_in_a_fresh_interpreter(folder):
     # LLVM's `not --crash` sets LLVM_DISABLE_SYMBOLIZATION for the command it runs.
     code = "import os; print(os.getppid())"
-    out = subprocess.run(CLIENT + ["-c", code], capture_output=True, text=True, check=True,
-                         env=server_env(folder, LLVM_DISABLE_SYMBOLIZATION="1"))
+    out = subprocess.run(
+        CLIENT + ["-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=server_env(folder, LLVM_DISABLE_SYMBOLIZATION="1"),
+    )
     assert int(out.stdout) != server_pid(folder)
     assert int(out.stdout) == os.getpid()  # the client exec'd python: its parent is this process
 
 
 def test_modules_imported_by_the_test_keep_working_until_the_end(folder, tmp_path):
-    script(tmp_path, textwrap.dedent("""
+    script(
+        tmp_path,
+        textwrap.dedent("""
         import gc, sys
         _write = sys.stderr.write
         def callback(phase, info):
             _write("")  # a module global, used by a gc callback until the very end
         gc.callbacks.append(callback)
-    """), "helper.py")
+    """),
+        "helper.py",
+    )
     fresh, served = both(folder, ["-c", "import helper, gc; gc.collect(); print('done')"], cwd=tmp_path)
     assert fresh.stdout == b"done\n" and fresh.stderr == b""
     assert_same(fresh, served)
@@ -215,8 +247,9 @@ def test_modules_imported_by_the_test_keep_working_until_the_end(folder, tmp_pat
 def test_a_changed_temporary_folder_is_seen_by_the_same_server(folder, tmp_path):
     code = "import os, tempfile; print(os.getppid(), tempfile.gettempdir())"
     first = subprocess.run(CLIENT + ["-c", code], capture_output=True, text=True, env=server_env(folder), check=True)
-    second = subprocess.run(CLIENT + ["-c", code], capture_output=True, text=True, check=True,
-                            env=server_env(folder, TMPDIR=str(tmp_path)))
+    second = subprocess.run(
+        CLIENT + ["-c", code], capture_output=True, text=True, check=True, env=server_env(folder, TMPDIR=str(tmp_path))
+    )
     assert first.stdout.split()[0] == second.stdout.split()[0]  # one server
     assert second.stdout.split()[1] == str(tmp_path)
 
@@ -245,8 +278,10 @@ def test_a_killed_client_takes_its_child_and_grandchildren_along(folder, tmp_pat
     client.kill()  # as lit --timeout does (SIGKILL to the client's process tree)
     client.wait()
     deadline = time.monotonic() + 10
-    while any(Path(f"/proc/{p}").exists() and "Z" not in _state(p) for p in (child, grandchild)) \
-            and time.monotonic() < deadline:
+    while (
+        any(Path(f"/proc/{p}").exists() and "Z" not in _state(p) for p in (child, grandchild))
+        and time.monotonic() < deadline
+    ):
         time.sleep(0.05)
     assert not any(Path(f"/proc/{p}").exists() and "Z" not in _state(p) for p in (child, grandchild))
 
@@ -260,8 +295,10 @@ def _state(pid: int) -> str:
 
 def test_a_signal_to_the_client_reaches_the_child(folder, tmp_path):
     ready = tmp_path / "ready"
-    code = (f"import signal, time; signal.signal(signal.SIGUSR1, lambda *a: print('got it', flush=True) or exit(5));"
-            f"open({str(ready)!r}, 'w').close(); time.sleep(30)")
+    code = (
+        f"import signal, time; signal.signal(signal.SIGUSR1, lambda *a: print('got it', flush=True) or exit(5));"
+        f"open({str(ready)!r}, 'w').close(); time.sleep(30)"
+    )
     client = subprocess.Popen(CLIENT + ["-c", code], env=server_env(folder), stdout=subprocess.PIPE)
     deadline = time.monotonic() + 30
     while not ready.exists() and time.monotonic() < deadline:
@@ -289,9 +326,23 @@ def test_lit_with_the_server_passes_and_leaves_nothing_running(tmp_path):
     if not lit.exists():
         pytest.skip("lit is not installed next to this interpreter")
     results = tmp_path / "results.json"
-    run = subprocess.Popen([str(lit), "-s", "-D", "python_server=1", "-D", f"exec_root={tmp_path / 'out'}",
-                            "-o", str(results), "lit_tests/harness_environment.py", "lit_tests/typed_errors.py"],
-                           cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    run = subprocess.Popen(
+        [
+            str(lit),
+            "-s",
+            "-D",
+            "python_server=1",
+            "-D",
+            f"exec_root={tmp_path / 'out'}",
+            "-o",
+            str(results),
+            "lit_tests/harness_environment.py",
+            "lit_tests/typed_errors.py",
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     out, _ = run.communicate(timeout=300)
     assert run.returncode == 0, out.decode()
     assert {t["code"] for t in json.loads(results.read_text())["tests"]} == {"PASS"}

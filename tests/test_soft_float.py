@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("mlir.execution_engine")
 ml_dtypes = pytest.importorskip("ml_dtypes")
 
-from memref_runtime import JitModule
+from memref_runtime import JitModule  # noqa: E402
 from memref_runtime.jit import soft_float  # noqa: E402
 
 pytestmark = pytest.mark.jit
@@ -47,15 +47,33 @@ def special_values() -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(7)
     f32 = rng.integers(0, 2**32, 20000, dtype=np.uint64).astype(np.uint32).view(np.float32)
     ties = (rng.integers(0, 2**16, 2000, dtype=np.uint32) << 16 | 0x8000).view(np.float32)  # exactly halfway
-    named = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, -np.nan, 3.4e38, -3.4e38, 1e-45, -1e-45,
-                      1e-40, np.finfo(np.float32).max, np.finfo(np.float32).tiny], np.float32)
+    named = np.array(
+        [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            np.inf,
+            -np.inf,
+            np.nan,
+            -np.nan,
+            3.4e38,
+            -3.4e38,
+            1e-45,
+            -1e-45,
+            1e-40,
+            np.finfo(np.float32).max,
+            np.finfo(np.float32).tiny,
+        ],
+        np.float32,
+    )
     f32 = np.concatenate([f32, ties, named])
     f64 = rng.standard_normal(f32.size) * np.exp2(rng.integers(-140, 140, f32.size))
     # A bf16 midpoint plus less than half an f32 ulp: f32 rounds it onto the midpoint, and a
     # second rounding to even would then go down half the time; the direct rounding goes up.
     mids = (rng.integers(0, 0x7F7F, 4000, dtype=np.uint32) << 16 | 0x8000).view(np.float32).astype(np.float64)
     f64[:4000] = mids * (1 + 2.0**-40)
-    f64[4000:4000 + named.size] = named
+    f64[4000 : 4000 + named.size] = named
     return f32, f64
 
 
@@ -72,8 +90,11 @@ def nearest_bf16(x: float) -> int:
         approximate = int(np.float64(x).astype(ml_dtypes.bfloat16).view(np.uint16))
     if math.isinf(x):
         return approximate
-    candidates = [b for b in (approximate - 1, approximate, approximate + 1)
-                  if b >> 15 == approximate >> 15 and (b & 0x7F80 != 0x7F80 or b & 0x7F == 0)]
+    candidates = [
+        b
+        for b in (approximate - 1, approximate, approximate + 1)
+        if b >> 15 == approximate >> 15 and (b & 0x7F80 != 0x7F80 or b & 0x7F == 0)
+    ]
     exact = Fraction(x)
     return min(candidates, key=lambda b: (abs(_bf16_value(b) - exact), b & 1))
 
@@ -95,8 +116,10 @@ def test_the_compiled_bf16_builtins_round_to_nearest_even_as_compiler_rt_does():
         nan = np.isnan(source)
         got_bits, expected_bits = got[~nan].view(np.uint16), expected[~nan]
         wrong = np.flatnonzero(got_bits != expected_bits)
-        assert wrong.size == 0, (f"{source.dtype} -> bf16: {wrong.size} differ, first {source[~nan][wrong[0]]!r}: "
-                                 f"{got_bits[wrong[0]]:#06x}, expected {expected_bits[wrong[0]]:#06x}")
+        assert wrong.size == 0, (
+            f"{source.dtype} -> bf16: {wrong.size} differ, first {source[~nan][wrong[0]]!r}: "
+            f"{got_bits[wrong[0]]:#06x}, expected {expected_bits[wrong[0]]:#06x}"
+        )
         # NaN stays NaN, quiet, with its sign.
         bits = got[nan].view(np.uint16)
         assert np.all((bits & 0x7F80) == 0x7F80) and np.all(bits & 0x0040)
@@ -122,7 +145,9 @@ func.func @f(%a: tensor<?xbf16>, %b: tensor<?xf64>) -> (tensor<?xbf16>, tensor<?
     a = np.linspace(-3, 3, traps.size).astype(ml_dtypes.bfloat16)
     b = traps
     s, t = jit.f(a, b)
-    assert np.array_equal(np.asarray(s).view(np.uint16), (a.astype(np.float32) * 2).astype(ml_dtypes.bfloat16).view(np.uint16))
+    assert np.array_equal(
+        np.asarray(s).view(np.uint16), (a.astype(np.float32) * 2).astype(ml_dtypes.bfloat16).view(np.uint16)
+    )
     assert np.asarray(t).view(np.uint16).tolist() == [nearest_bf16(x) for x in b]
 
 

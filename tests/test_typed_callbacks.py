@@ -40,8 +40,12 @@ func.func @run_minmax(%x: i64) -> (i64, f64, i1) {
 
 def make(**callbacks):
     jit = JitModule(CALLBACKS)
-    defaults = {"visit": lambda a, s: 0.0, "visit_unranked": lambda u: None,
-                "exploded": lambda a, n: 0, "minmax": lambda x: (0, 0.0, False)}
+    defaults = {
+        "visit": lambda a, s: 0.0,
+        "visit_unranked": lambda u: None,
+        "exploded": lambda a, n: 0,
+        "minmax": lambda x: (0, 0.0, False),
+    }
     for name, fn in {**defaults, **callbacks}.items():
         jit.register_callback(name, fn)
     return jit
@@ -107,15 +111,18 @@ def test_callback_lives_as_long_as_the_engine():
     assert alive() is not None
     assert jit.run(np.zeros((1, 1), np.float32), 4.0) == 4.0
     assert calls == [4.0]
-    del jit, calls
+    del jit  # `calls` does not hold `visit` (the closure holds `calls`)
     gc.collect()
     assert alive() is None
 
 
 def test_registration_errors():
     jit = JitModule(CALLBACKS)
-    with pytest.raises(ValueError, match=r"register_callback\('nope'\): the module has no declaration @nope.*"
-                                         r"declarations: @visit, @visit_unranked, @exploded, @minmax"):
+    with pytest.raises(
+        ValueError,
+        match=r"register_callback\('nope'\): the module has no declaration @nope.*"
+        r"declarations: @visit, @visit_unranked, @exploded, @minmax",
+    ):
         jit.register_callback("nope", print)
     with pytest.raises(ValueError, match=r"register_callback\('run'\): the module defines @run"):
         jit.register_callback("run", print)
@@ -126,8 +133,11 @@ def test_registration_errors():
 def test_missing_callback_fails_to_link_with_a_clear_error():
     jit = JitModule(CALLBACKS)
     jit.register_callback("visit", lambda v, s: s)
-    with pytest.raises(RuntimeError, match=r"could not link the module(.|\n)*without a registered callback: "
-                                           r"@visit_unranked, @exploded, @minmax"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"could not link the module(.|\n)*without a registered callback: "
+        r"@visit_unranked, @exploded, @minmax",
+    ):
         jit.run(np.zeros((1, 1), np.float32), 1.0)
     with pytest.raises(RuntimeError, match="could not link"):  # and keeps saying so
         jit.run(np.zeros((1, 1), np.float32), 1.0)
@@ -141,8 +151,10 @@ def test_registering_after_the_first_call_raises():
 
 
 def test_callback_types_the_c_abi_cannot_carry_are_refused():
-    jit = JitModule("func.func private @h(f16) attributes {llvm.emit_c_interface}\n"
-                    "func.func @f(%x: f16) {\n call @h(%x) : (f16) -> ()\n return\n}\n")
+    jit = JitModule(
+        "func.func private @h(f16) attributes {llvm.emit_c_interface}\n"
+        "func.func @f(%x: f16) {\n call @h(%x) : (f16) -> ()\n return\n}\n"
+    )
     with pytest.raises(TypeError, match=r"callback @h: argument 0 has type f16, which a callback cannot take"):
         jit.register_callback("h", print)
 
@@ -222,8 +234,7 @@ def test_results_of_a_call_whose_callback_raised_are_freed(monkeypatch):
 
     jit = JitModule(LEAKY)
     jit.register_callback("check", check)
-    calls = [lambda: jit.make(1000), lambda: jit.make_unranked(1000), jit.make.bind(1000),
-             jit.make_unranked.bind(1000)]
+    calls = [lambda: jit.make(1000), lambda: jit.make_unranked(1000), jit.make.bind(1000), jit.make_unranked.bind(1000)]
     for i, call in enumerate(calls):
         with pytest.raises(RuntimeError, match="refused 1000"):
             call()
@@ -237,9 +248,13 @@ def test_results_struct_layout_is_shared_by_calls_and_callbacks():
     from memref_runtime.jit import callbacks, results
     from memref_runtime.jit.signatures import SCALAR_KINDS, MemRefSpec, ScalarSpec
 
-    specs = [ScalarSpec("i1", SCALAR_KINDS["i1"]), ScalarSpec("f64", SCALAR_KINDS["f64"]),
-             ScalarSpec("complex<f32>", SCALAR_KINDS["complex<f32>"]), ScalarSpec("i8", SCALAR_KINDS["i8"]),
-             MemRefSpec("memref<?xf32>", "f32", (None,), True, None, 0, True)]
+    specs = [
+        ScalarSpec("i1", SCALAR_KINDS["i1"]),
+        ScalarSpec("f64", SCALAR_KINDS["f64"]),
+        ScalarSpec("complex<f32>", SCALAR_KINDS["complex<f32>"]),
+        ScalarSpec("i8", SCALAR_KINDS["i8"]),
+        MemRefSpec("memref<?xf32>", "f32", (None,), True, None, 0, True),
+    ]
     fmt, size = results.results_layout(specs)
     assert fmt == "=?" + "x" * 7 + "d" + "ff" + "b" + "x" * 7 + "q" * 5 and size == 72
     assert callbacks.results_layout is results.results_layout

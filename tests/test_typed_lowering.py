@@ -188,8 +188,13 @@ func.func @first(%m: memref<?xi1>) -> i1 {
 
 
 @pytest.mark.skipif((MLIR_MAJOR or 0) >= MIN_MLIR_FOR_I1_MEMREF, reason="i1 memrefs lower here")
-@pytest.mark.parametrize("pipeline", [None, "builtin.module(finalize-memref-to-llvm,convert-arith-to-llvm,"
-                                            "convert-func-to-llvm,reconcile-unrealized-casts)"])
+@pytest.mark.parametrize(
+    "pipeline",
+    [
+        None,
+        "builtin.module(finalize-memref-to-llvm,convert-arith-to-llvm,convert-func-to-llvm,reconcile-unrealized-casts)",
+    ],
+)
 def test_i1_memref_access_is_an_error_not_an_abort_before_mlir_23(pipeline):
     with pytest.raises(LoweringError) as info:
         JitModule(I1_LOAD, pipeline=pipeline)

@@ -79,8 +79,11 @@ def passes_both_filechecks(path: Path) -> None:
 
 def check_lines(text: str) -> list[str]:
     """The CHECK lines of a test (any prefix), stripped."""
-    return [line.strip() for line in text.splitlines()
-            if re.match(r"\s*(#|//) [A-Z]+[-A-Z{}]*:", line) and not re.match(r"\s*(#|//) (RUN|REQUIRES):", line)]
+    return [
+        line.strip()
+        for line in text.splitlines()
+        if re.match(r"\s*(#|//) [A-Z]+[-A-Z{}]*:", line) and not re.match(r"\s*(#|//) (RUN|REQUIRES):", line)
+    ]
 
 
 # ---------------------------------------------------------------------------
@@ -88,24 +91,27 @@ def check_lines(text: str) -> list[str]:
 # ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("line, expected", [
-    ("rows [1, 2]", (False, "rows [1, 2]")),
-    ("sum 19.0", (False, "sum 19.0{{$}}")),  # sum 19.0625 must not match
-    ("[[1. 5.]", (True, "[[1. 5.]")),
-    ("x {{y}}", (True, "x {{y}}")),
-    ("[[1 2]] count 2", (False, "{{\\[\\[}}1 2]] count 2{{$}}")),
-    ("{{a}} 7", (False, "{{\\{\\{}}a}} 7{{$}}")),
-    ("base@ = 0x55d5c3a0b2c0 rank = 2", (False, "base@ = 0x{{[0-9a-f]+}} rank = 2{{$}}")),
-    ("<object at 0x7f00aa>", (False, "<object at 0x{{[0-9a-f]+}}>")),
-    ("bits 0x3f800000", (False, "bits 0x3f800000{{$}}")),  # 8 hex digits and no `at`: a value
-    ("pointer 0xdeadbeef12", (False, "pointer 0x{{[0-9a-f]+}}")),  # 10 digits: an address, not anchored
-    ("[[0x7fabcdef1234]]", (False, "{{\\[\\[}}0x{{[0-9a-f]+}}]]")),
-    ("{0x7fabcdef1234}", (False, "{0x{{[0-9a-f]+}}{{[}]}}")),
-    ("lit sees RUN: and CHECK-NEXT: and END.", (False, "lit sees RUN{{:}} and CHECK-NEXT{{:}} and END{{[.]}}")),
-    ('  File "x.py", line 12, in f', (False, '  File "x.py", line {{[0-9]+}}, in f')),
-    ("trailing 3  ", (False, "trailing 3")),  # `{{$}}` would not match the spaces
-    ("   ", (False, "{{^[[:blank:]]+$}}")),
-])
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        ("rows [1, 2]", (False, "rows [1, 2]")),
+        ("sum 19.0", (False, "sum 19.0{{$}}")),  # sum 19.0625 must not match
+        ("[[1. 5.]", (True, "[[1. 5.]")),
+        ("x {{y}}", (True, "x {{y}}")),
+        ("[[1 2]] count 2", (False, "{{\\[\\[}}1 2]] count 2{{$}}")),
+        ("{{a}} 7", (False, "{{\\{\\{}}a}} 7{{$}}")),
+        ("base@ = 0x55d5c3a0b2c0 rank = 2", (False, "base@ = 0x{{[0-9a-f]+}} rank = 2{{$}}")),
+        ("<object at 0x7f00aa>", (False, "<object at 0x{{[0-9a-f]+}}>")),
+        ("bits 0x3f800000", (False, "bits 0x3f800000{{$}}")),  # 8 hex digits and no `at`: a value
+        ("pointer 0xdeadbeef12", (False, "pointer 0x{{[0-9a-f]+}}")),  # 10 digits: an address, not anchored
+        ("[[0x7fabcdef1234]]", (False, "{{\\[\\[}}0x{{[0-9a-f]+}}]]")),
+        ("{0x7fabcdef1234}", (False, "{0x{{[0-9a-f]+}}{{[}]}}")),
+        ("lit sees RUN: and CHECK-NEXT: and END.", (False, "lit sees RUN{{:}} and CHECK-NEXT{{:}} and END{{[.]}}")),
+        ('  File "x.py", line 12, in f', (False, '  File "x.py", line {{[0-9]+}}, in f')),
+        ("trailing 3  ", (False, "trailing 3")),  # `{{$}}` would not match the spaces
+        ("   ", (False, "{{^[[:blank:]]+$}}")),
+    ],
+)
 def test_check_pattern(line, expected):
     assert check_pattern(line) == expected
 
@@ -138,8 +144,13 @@ def test_console_script_and_module():
     module, _, name = entry["memref-update-checks"].partition(":")
     assert getattr(importlib.import_module(module), name) is update_checks.main
     env = dict(os.environ, PYTHONPATH=str(REPO / "runtime"))
-    out = subprocess.run([sys.executable, "-m", "memref_runtime.update_checks", "--help"],
-                         env=env, capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "memref_runtime.update_checks", "--help"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 0, out.stderr
     assert "--check" in out.stdout and "-D NAME=VALUE" in out.stdout and "--timeout SECONDS" in out.stdout
 
@@ -148,8 +159,16 @@ def test_each_module_is_short():
     """The package is split by concern (DESIGN.md: a module past ~500 lines holds two)."""
     package = REPO / "runtime" / "memref_runtime" / "update_checks"
     lengths = {path.name: len(path.read_text().splitlines()) for path in package.glob("*.py")}
-    assert {"running.py", "failures.py", "checks.py", "rewrite.py", "update.py", "cli.py", "__main__.py",
-            "lit_updater.py"} <= set(lengths)
+    assert {
+        "running.py",
+        "failures.py",
+        "checks.py",
+        "rewrite.py",
+        "update.py",
+        "cli.py",
+        "__main__.py",
+        "lit_updater.py",
+    } <= set(lengths)
     assert max(lengths.values()) < 400, lengths
 
 
@@ -178,27 +197,36 @@ def testSecond():
 run(testSecond)
 ''')
 
-FRESH_GENERATED = FRESH.replace("run(testFirst)\n", """run(testFirst)
+FRESH_GENERATED = FRESH.replace(
+    "run(testFirst)\n",
+    """run(testFirst)
 # CHECK-LABEL: TEST: testFirst
 # CHECK-NEXT: sum 19.0{{$}}
 # CHECK-EMPTY:
 # CHECK-NEXT: rows [1, 2]
-""").replace("run(testSecond)\n", """run(testSecond)
+""",
+).replace(
+    "run(testSecond)\n",
+    """run(testSecond)
 # CHECK-LABEL: TEST: testSecond
 # CHECK-NEXT: done
-""")
+""",
+)
 
 
 @needs_lit
 def test_fresh_test_idempotence_and_check(suite, capsys):
     path = write(suite, "fresh.py", FRESH)
     # A new test: what it writes is its CHECK lines, each with its line number in the new file.
-    written = "".join(f"  {n:>2} | {line}\n" for n, line in enumerate(FRESH_GENERATED.splitlines(), 1)
-                      if "# CHECK" in line)
+    written = "".join(
+        f"  {n:>2} | {line}\n" for n, line in enumerate(FRESH_GENERATED.splitlines(), 1) if "# CHECK" in line
+    )
     status, out, err = update(capsys, "--check", path)
     assert status == 1 and path.read_text() == FRESH, err
-    assert out == (f"out-of-date: {path}: 6 CHECK lines to write (a new test)\n{written}"
-                   f"out of date: {path} (run memref-update-checks {path})\nmemref-update-checks: 1 out-of-date\n")
+    assert out == (
+        f"out-of-date: {path}: 6 CHECK lines to write (a new test)\n{written}"
+        f"out of date: {path} (run memref-update-checks {path})\nmemref-update-checks: 1 out-of-date\n"
+    )
 
     status, out, err = update(capsys, path)
     assert status == 0 and not err, err
@@ -217,7 +245,10 @@ def test_fresh_test_idempotence_and_check(suite, capsys):
 def test_changed_output_is_rewritten_in_place(suite, capsys):
     """Lines that still match keep their place among the comments; a changed one is replaced
     where it was, a new one goes after its neighbour."""
-    path = write(suite, "changed.py", case('''
+    path = write(
+        suite,
+        "changed.py",
+        case("""
         # CHECK-LABEL: TEST: testValues
         def testValues():
             # CHECK: first 1{{$}}
@@ -230,12 +261,15 @@ def test_changed_output_is_rewritten_in_place(suite, capsys):
 
 
         run(testValues)
-    '''))
+    """),
+    )
     assert update(capsys, path)[0] == 0
     generated = path.read_text()
-    assert "    # CHECK-NEXT: first 1{{$}}\n    log(\"first\", 1)\n    # Why the second value is 2.\n" \
-           "    # CHECK-NEXT: second 2{{$}}\n    # CHECK-NEXT: third 3{{$}}\n    log(\"second\", 2)\n" \
-           "    # CHECK-NOT: Traceback\n" in generated
+    assert (
+        '    # CHECK-NEXT: first 1{{$}}\n    log("first", 1)\n    # Why the second value is 2.\n'
+        '    # CHECK-NEXT: second 2{{$}}\n    # CHECK-NEXT: third 3{{$}}\n    log("second", 2)\n'
+        "    # CHECK-NOT: Traceback\n" in generated
+    )
 
     path.write_text(generated.replace('log("second", 2)', 'log("second", 20)'))
     status, out, _ = update(capsys, "--check", path)
@@ -245,8 +279,12 @@ def test_changed_output_is_rewritten_in_place(suite, capsys):
     # A changed test: what it writes is a unified diff, the same one --check printed.
     status, written, _ = update(capsys, path)
     assert status == 0
-    assert written == f"updated: {path}\n" + out.split(f"out of date: {path}")[0].split("\n", 1)[1] \
+    assert (
+        written
+        == f"updated: {path}\n"
+        + out.split(f"out of date: {path}")[0].split("\n", 1)[1]
         + "memref-update-checks: 1 updated\n"
+    )
     assert f"--- a/{path}\n+++ b/{path}\n@@ " in written
     assert update(capsys, "--check", path)[0] == 0
     passes_both_filechecks(path)
@@ -254,7 +292,10 @@ def test_changed_output_is_rewritten_in_place(suite, capsys):
 
 @needs_lit
 def test_escaping_of_brackets_and_braces(suite, capsys):
-    path = write(suite, "escapes.py", case('''
+    path = write(
+        suite,
+        "escapes.py",
+        case("""
         def testEscapes():
             log("[[1. 5.]")
             log(" [6. 7.]]")
@@ -264,7 +305,8 @@ def test_escaping_of_brackets_and_braces(suite, capsys):
 
 
         run(testEscapes)
-    '''))
+    """),
+    )
     assert update(capsys, path)[0] == 0
     assert check_lines(path.read_text()) == [
         "# CHECK-LABEL: TEST: testEscapes",
@@ -281,7 +323,10 @@ def test_escaping_of_brackets_and_braces(suite, capsys):
 @needs_lit
 def test_addresses_and_paths(suite, capsys):
     """Values that change from run to run: the same CHECK lines on every run."""
-    path = write(suite, "addresses.py", case('''
+    path = write(
+        suite,
+        "addresses.py",
+        case("""
         import os
         import tempfile
 
@@ -295,7 +340,8 @@ def test_addresses_and_paths(suite, capsys):
 
 
         run(testRunToRun)
-    '''))
+    """),
+    )
     assert update(capsys, path)[0] == 0
     assert check_lines(path.read_text())[1:] == [
         "# CHECK-NEXT: Unranked Memref base@ = 0x{{[0-9a-f]+}} rank = 1{{$}}",
@@ -308,7 +354,7 @@ def test_addresses_and_paths(suite, capsys):
     passes_both_filechecks(path)
 
 
-TWO_RUNS = '''\
+TWO_RUNS = """\
 # RUN: %PYTHON %s small 2>&1 | FileCheck %s --check-prefixes=COMMON,SMALL
 # RUN: %PYTHON %s big 2>&1 | FileCheck %s --check-prefixes=COMMON,BIG
 import sys
@@ -329,7 +375,7 @@ def testSize():
 
 run(testSame)
 run(testSize)
-'''
+"""
 
 
 @needs_lit
@@ -354,22 +400,31 @@ def test_two_run_lines_with_their_prefixes(suite, capsys):
 @needs_lit
 def test_prefixes_without_a_shared_one(suite, capsys):
     """Only SMALL and BIG: every section is written twice, once per prefix."""
-    text = TWO_RUNS.replace("--check-prefixes=COMMON,SMALL", "--check-prefix=SMALL") \
-                   .replace("--check-prefixes=COMMON,BIG", "--check-prefix BIG")
+    text = TWO_RUNS.replace("--check-prefixes=COMMON,SMALL", "--check-prefix=SMALL").replace(
+        "--check-prefixes=COMMON,BIG", "--check-prefix BIG"
+    )
     path = write(suite, "two_prefixes.py", text)
     assert update(capsys, path)[0] == 0
     lines = check_lines(path.read_text())
-    assert lines[:4] == ["# SMALL-LABEL: TEST: testSame", "# SMALL-NEXT: same for both",
-                         "# BIG-LABEL: TEST: testSame", "# BIG-NEXT: same for both"]
+    assert lines[:4] == [
+        "# SMALL-LABEL: TEST: testSame",
+        "# SMALL-NEXT: same for both",
+        "# BIG-LABEL: TEST: testSame",
+        "# BIG-NEXT: same for both",
+    ]
     assert len(lines) == 10
     passes_both_filechecks(path)
 
 
 @needs_lit
 def test_two_pipelines_on_one_run_line(suite, capsys):
-    path = write(suite, "one_line.py", "# RUN: %PYTHON %s a | FileCheck %s --check-prefix=A && "
-                                       "%PYTHON %s b | FileCheck %s --check-prefix=B\n"
-                                       "import sys\nprint('argument', sys.argv[1])\n")
+    path = write(
+        suite,
+        "one_line.py",
+        "# RUN: %PYTHON %s a | FileCheck %s --check-prefix=A && "
+        "%PYTHON %s b | FileCheck %s --check-prefix=B\n"
+        "import sys\nprint('argument', sys.argv[1])\n",
+    )
     assert update(capsys, path)[0] == 0
     assert check_lines(path.read_text()) == ["# A: argument a", "# B: argument b"]
     passes_both_filechecks(path)
@@ -390,11 +445,15 @@ def test_conflicting_and_unused_prefixes(suite, capsys):
 @needs_lit
 def test_lit_parameters_are_passed_on(suite, capsys):
     """`-D` reaches lit.cfg.py as `lit -D` does: here the runtime `import mlir.runtime` gives."""
-    path = write(suite, "param.py", case('''
+    path = write(
+        suite,
+        "param.py",
+        case("""
         import os
 
         log("runtime", os.environ["MEMREF_RUNTIME_MLIR_RUNTIME"])
-    '''))
+    """),
+    )
     assert update(capsys, "-D", "mlir_runtime=memref_runtime", path)[0] == 0
     assert check_lines(path.read_text()) == ["# CHECK: runtime memref_runtime"]
     status, out, _ = update(capsys, "--check", path)
@@ -407,8 +466,9 @@ def test_lit_parameters_are_passed_on(suite, capsys):
 
 @needs_lit
 def test_hand_written_and_skipped_files_are_left_alone(suite, capsys):
-    hand = write(suite, "hand.py", HEADER + "# UPDATE-CHECKS: hand-written: numeric variables\n"
-                                            "log('x')\n# CHECK: {{.}}\n")
+    hand = write(
+        suite, "hand.py", HEADER + "# UPDATE-CHECKS: hand-written: numeric variables\nlog('x')\n# CHECK: {{.}}\n"
+    )
     skipped = write(suite, "skipped.py", HEADER + "# REQUIRES: no-such-feature\nlog('x')\n")
     before = hand.read_text(), skipped.read_text()
     status, out, _ = update(capsys, "--check", hand, skipped)
@@ -428,14 +488,20 @@ def test_errors_name_the_file_and_the_cause(suite, tmp_path, capsys):
     outside.write_text(HEADER)
     no_filecheck = write(suite, "no_filecheck.py", "# RUN: %PYTHON %s\nprint('x')\n")
     failing = write(suite, "failing.py", HEADER + "log('last words')\nraise SystemExit(3)\n")
-    conditional = write(suite, "conditional.py",
-                        "# RUN: %PYTHON %s | FileCheck %s --check-prefixes=%if bindings-mlir %{A%} %else %{B%}\n")
+    conditional = write(
+        suite,
+        "conditional.py",
+        "# RUN: %PYTHON %s | FileCheck %s --check-prefixes=%if bindings-mlir %{A%} %else %{B%}\n",
+    )
     status, out, err = update(capsys, outside, no_filecheck, failing, conditional, suite / "missing.py")
     assert status == 2
     assert f"skipped: {outside}: not a test of any lit suite" in out  # a pre-commit hook's list
     assert f"error: {no_filecheck}: no RUN line pipes into `FileCheck %s`" in err
-    assert re.search(f"failed: {re.escape(str(failing))}: RUN line 1: `python[0-9.]*` exited with status 3; "
-                     "file left unchanged\n  \\$ %PYTHON %s 2>&1 \\| FileCheck %s\n", err), err
+    assert re.search(
+        f"failed: {re.escape(str(failing))}: RUN line 1: `python[0-9.]*` exited with status 3; "
+        "file left unchanged\n  \\$ %PYTHON %s 2>&1 \\| FileCheck %s\n",
+        err,
+    ), err
     assert "  | last words" in err
     assert f"error: {conditional}: RUN line 1 uses %if" in err
     assert f"error: {suite / 'missing.py'}: no such file or folder" in err
@@ -446,16 +512,21 @@ def test_errors_name_the_file_and_the_cause(suite, tmp_path, capsys):
 def test_placement_of_new_sections(suite, capsys):
     """@run-decorated functions get their lines after the function; a test without sections
     gets them at the end; a `//` test (MLIR style) gets `//` CHECK lines."""
-    decorated = write(suite, "decorated.py", case('''
+    decorated = write(
+        suite,
+        "decorated.py",
+        case("""
         @run
         def testDecorated():
             log("inside")
 
         # A comment after the function.
-    '''))
+    """),
+    )
     assert update(capsys, decorated)[0] == 0
     assert decorated.read_text().endswith(
-        '    log("inside")\n# CHECK-LABEL: TEST: testDecorated\n# CHECK-NEXT: inside\n\n# A comment after the function.\n')
+        '    log("inside")\n# CHECK-LABEL: TEST: testDecorated\n# CHECK-NEXT: inside\n\n# A comment after the function.\n'
+    )
 
     plain = write(suite, "plain.py", "# RUN: %PYTHON %s | FileCheck %s\nprint('one')\nprint('two')\n")
     assert update(capsys, plain)[0] == 0
@@ -471,7 +542,11 @@ def test_placement_of_new_sections(suite, capsys):
 @needs_lit
 @pytest.mark.jit
 def test_a_real_jit_test(suite, capsys):
-    path = write(suite, "jit_case.py", "# REQUIRES: host-supports-jit\n" + case('''
+    path = write(
+        suite,
+        "jit_case.py",
+        "# REQUIRES: host-supports-jit\n"
+        + case('''
         import numpy as np
 
         from memref_runtime import JitModule
@@ -496,7 +571,8 @@ def test_a_real_jit_test(suite, capsys):
 
 
         run(testScale)
-    '''))
+    '''),
+    )
     status, _, err = update(capsys, path)
     assert status == 0, err
     assert check_lines(path.read_text()) == [
@@ -522,8 +598,9 @@ def test_the_template_works(suite, capsys):
     passes_both_filechecks(path)
 
     label, line = generated.splitlines()
-    moved = template.replace("def testCallbackSeesTheArray", f"{label}\ndef testCallbackSeesTheArray") \
-                    .replace("        engine.invoke(", f"        {line}\n        engine.invoke(")
+    moved = template.replace("def testCallbackSeesTheArray", f"{label}\ndef testCallbackSeesTheArray").replace(
+        "        engine.invoke(", f"        {line}\n        engine.invoke("
+    )
     path.write_text(moved)
     assert update(capsys, "--check", path)[0] == 0
     assert path.read_text() == moved

@@ -25,28 +25,48 @@ DEFAULT_HOOK = "import sys\nsys.unraisablehook = sys.__unraisablehook__\n"
 REFUSALS = {
     # name: (test body, reason pattern, a line of the excerpt)
     "exit status": ("log('last words')\nraise SystemExit(3)\n", PYTHON + " exited with status 3", "last words"),
-    "SIGSEGV": ("import ctypes\n\nlog('before')\nctypes.string_at(0)\n",
-                PYTHON + r" died by SIGSEGV \(exit status -11\)", None),
+    "SIGSEGV": (
+        "import ctypes\n\nlog('before')\nctypes.string_at(0)\n",
+        PYTHON + r" died by SIGSEGV \(exit status -11\)",
+        None,
+    ),
     "SIGABRT": ("import os\n\nlog('before')\nos.abort()\n", PYTHON + r" died by SIGABRT \(exit status -6\)", None),
     "caught and printed traceback": (
         "import traceback\n\ntry:\n    1 / 0\nexcept ZeroDivisionError:\n    traceback.print_exc()\nlog('after')\n",
-        r"a Python traceback \(ZeroDivisionError: division by zero\)", "Traceback (most recent call last):"),
-    "thread": ("import threading\n\nt = threading.Thread(target=lambda: 1 / 0)\nt.start()\nt.join()\nlog('after')\n",
-               r"a Python traceback \(ZeroDivisionError: division by zero\)", "ZeroDivisionError: division by zero"),
+        r"a Python traceback \(ZeroDivisionError: division by zero\)",
+        "Traceback (most recent call last):",
+    ),
+    "thread": (
+        "import threading\n\nt = threading.Thread(target=lambda: 1 / 0)\nt.start()\nt.join()\nlog('after')\n",
+        r"a Python traceback \(ZeroDivisionError: division by zero\)",
+        "ZeroDivisionError: division by zero",
+    ),
     "ctypes callback": (
         DEFAULT_HOOK + "import ctypes\n\n\n@ctypes.CFUNCTYPE(None, ctypes.c_int)\ndef callback(x):\n"
         "    raise ValueError(f'callback got {x}')\n\n\ncallback(3)\nlog('after the call')\n",
         r"an unraisable-exception report: Exception ignored \S+ calling ctypes callback function.*"
-        r"\(ValueError: callback got 3\)", "ValueError: callback got 3"),
-    "__del__": (DEFAULT_HOOK + "class Leaky:\n    def __del__(self):\n        raise RuntimeError('in __del__')\n\n\n"
-                "Leaky()\nlog('after')\n",
-                r"an unraisable-exception report: Exception ignored .*__del__.*\(RuntimeError: in __del__\)",
-                "RuntimeError: in __del__"),
+        r"\(ValueError: callback got 3\)",
+        "ValueError: callback got 3",
+    ),
+    "__del__": (
+        DEFAULT_HOOK + "class Leaky:\n    def __del__(self):\n        raise RuntimeError('in __del__')\n\n\n"
+        "Leaky()\nlog('after')\n",
+        r"an unraisable-exception report: Exception ignored .*__del__.*\(RuntimeError: in __del__\)",
+        "RuntimeError: in __del__",
+    ),
 }
 
 
-def assert_refused(capsys, path, reason: str, excerpt: str | None, run: str = "%PYTHON %s 2>&1 | FileCheck %s",
-                   status: str = "failed", options: tuple = (), line: int = 1) -> None:
+def assert_refused(
+    capsys,
+    path,
+    reason: str,
+    excerpt: str | None,
+    run: str = "%PYTHON %s 2>&1 | FileCheck %s",
+    status: str = "failed",
+    options: tuple = (),
+    line: int = 1,
+) -> None:
     """Both ways (update and --check): exit status 2, the reason, the RUN line, the output; the
     file unchanged, byte for byte."""
     before = path.read_bytes()
@@ -70,7 +90,7 @@ def test_a_failed_run_is_refused(suite, capsys, kind):
 @needs_lit
 def test_any_command_of_a_pipeline_counts(suite, capsys):
     """pipefail, as lit: the first command's failure is the RUN line's, though the last succeeds."""
-    run = "%PYTHON -c \"raise SystemExit(4)\" | %PYTHON %s 2>&1 | FileCheck %s"
+    run = '%PYTHON -c "raise SystemExit(4)" | %PYTHON %s 2>&1 | FileCheck %s'
     path = write(suite, "pipefail.py", f"# RUN: {run}\nprint('fine')\n")
     assert_refused(capsys, path, PYTHON + " exited with status 4", None, run=run)
 
@@ -80,8 +100,11 @@ def test_any_command_of_a_pipeline_counts(suite, capsys):
 def test_a_raising_callback_called_from_jit_code_is_refused(suite, capsys):
     """Upstream's way: a CFUNCTYPE callback registered with the ExecutionEngine raises while the
     JIT-compiled kernel calls it; ctypes prints the report, the script goes on and exits with 0."""
-    path = write(suite, "jit_callback.py", "# REQUIRES: host-supports-jit\n# RUN: %PYTHON %s 2>&1 | FileCheck %s\n"
-                 + textwrap.dedent('''
+    path = write(
+        suite,
+        "jit_callback.py",
+        "# REQUIRES: host-supports-jit\n# RUN: %PYTHON %s 2>&1 | FileCheck %s\n"
+        + textwrap.dedent('''
         import ctypes
         import sys
 
@@ -111,17 +134,24 @@ def test_a_raising_callback_called_from_jit_code_is_refused(suite, capsys):
             engine.register_runtime("callback", callback)
             engine.invoke("kernel", ctypes.pointer(ctypes.c_int(7)))
         print("after the call", flush=True)
-    '''))
-    assert_refused(capsys, path, r"an unraisable-exception report: Exception ignored \S+ calling ctypes callback "
-                   r"function.*\(ValueError: callback got 7\)", "ValueError: callback got 7", line=2)
+    '''),
+    )
+    assert_refused(
+        capsys,
+        path,
+        r"an unraisable-exception report: Exception ignored \S+ calling ctypes callback "
+        r"function.*\(ValueError: callback got 7\)",
+        "ValueError: callback got 7",
+        line=2,
+    )
 
 
-RAISES_ON_PURPOSE = '''\
+RAISES_ON_PURPOSE = """\
 # RUN: not %PYTHON %s 2>&1 | FileCheck %s
 # UPDATE-CHECKS: allow-traceback: the traceback is what this test shows
 print("before the error", flush=True)
 raise ValueError("on purpose")
-'''
+"""
 
 
 @needs_lit
@@ -144,8 +174,13 @@ def test_a_test_that_prints_a_traceback_on_purpose(suite, capsys):
     assert_refused(capsys, without_not, PYTHON + " exited with status 1", "ValueError: on purpose")
     # Without the marker, `not` alone does not make a traceback expected.
     unmarked = write(suite, "unmarked.py", RAISES_ON_PURPOSE.replace("allow-traceback", "a comment"))
-    assert_refused(capsys, unmarked, r"a Python traceback \(ValueError: on purpose\)", "ValueError: on purpose",
-                   run="not %PYTHON %s 2>&1 | FileCheck %s")
+    assert_refused(
+        capsys,
+        unmarked,
+        r"a Python traceback \(ValueError: on purpose\)",
+        "ValueError: on purpose",
+        run="not %PYTHON %s 2>&1 | FileCheck %s",
+    )
     bare = write(suite, "bare.py", RAISES_ON_PURPOSE.replace("the traceback is what this test shows", ""))
     status, _, err = update(capsys, bare)
     assert status == 2 and "`UPDATE-CHECKS: allow-traceback:` needs a reason after the colon" in err
@@ -164,7 +199,11 @@ def test_a_hanging_test_runs_out_of_time(suite, capsys, tmp_path):
     killed, the file is left as it was. (10 s, not less: on a loaded machine the test needs
     seconds to start its child and print; a 3 s limit once cut it off before that.)"""
     pid_file = tmp_path / "child.pid"
-    path = write(suite, "hangs.py", "# RUN: %PYTHON %s 2>&1 | FileCheck %s\n" + textwrap.dedent(f'''
+    path = write(
+        suite,
+        "hangs.py",
+        "# RUN: %PYTHON %s 2>&1 | FileCheck %s\n"
+        + textwrap.dedent(f"""
         import subprocess
         import sys
         import time
@@ -174,10 +213,17 @@ def test_a_hanging_test_runs_out_of_time(suite, capsys, tmp_path):
             f.write(str(child.pid))
         print("started", flush=True)
         time.sleep(60)
-    '''))
+    """),
+    )
     start = time.monotonic()
-    assert_refused(capsys, path, re.escape("ran out of time: more than 10 s (--timeout 10); its processes were killed"),
-                   "started", status="timed-out", options=("--timeout", "10"))
+    assert_refused(
+        capsys,
+        path,
+        re.escape("ran out of time: more than 10 s (--timeout 10); its processes were killed"),
+        "started",
+        status="timed-out",
+        options=("--timeout", "10"),
+    )
     assert time.monotonic() - start < 50  # two runs (update, --check) of 10 s each, not of 60 s
     child = int(pid_file.read_text())
     deadline = time.monotonic() + 10

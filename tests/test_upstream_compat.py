@@ -61,8 +61,9 @@ def test_upstream_names_keep_their_kind_and_layout():
         mine = ours[name]
         if isinstance(theirs, type) and issubclass(theirs, ctypes.Structure):
             assert issubclass(mine, ctypes.Structure), name
-            assert [(f, ctypes.sizeof(t)) for f, t in mine._fields_] == \
-                [(f, ctypes.sizeof(t)) for f, t in theirs._fields_], name
+            assert [(f, ctypes.sizeof(t)) for f, t in mine._fields_] == [
+                (f, ctypes.sizeof(t)) for f, t in theirs._fields_
+            ], name
         elif callable(theirs) and not isinstance(theirs, type):
             assert callable(mine), name
         elif isinstance(theirs, types.ModuleType) and name == "np_to_memref":
@@ -77,8 +78,10 @@ def test_package_star_import_has_the_upstream_functions_too():
     assert {n for n in upstream if n not in ("np", "ctypes", "ml_dtypes")} <= set(package)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int8, np.int32, np.int64, np.uint16,
-                                   np.float16, np.complex64, np.complex128, np.bool_])
+@pytest.mark.parametrize(
+    "dtype",
+    [np.float32, np.float64, np.int8, np.int32, np.int64, np.uint16, np.float16, np.complex64, np.complex128, np.bool_],
+)
 def test_as_ctype_agrees_with_upstream_on_size(dtype):
     upstream, ours = star_import(UPSTREAM), star_import(OURS)
     dtype = np.dtype(dtype)
@@ -91,7 +94,8 @@ def test_as_ctype_agrees_with_upstream_on_size(dtype):
 def lowerToLLVM(module):
     pm = PassManager.parse(
         "builtin.module(convert-complex-to-llvm,finalize-memref-to-llvm,convert-func-to-llvm,"
-        "convert-arith-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts)")
+        "convert-arith-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts)"
+    )
     pm.run(module.operation)
     return module
 
@@ -99,7 +103,9 @@ def lowerToLLVM(module):
 def test_ranked_memref_callback(rt):
     seen = []
 
-    @ctypes.CFUNCTYPE(None, ctypes.POINTER(rt.make_nd_memref_descriptor(2, rt.np.ctypeslib.as_ctypes_type(rt.np.float32))))
+    @ctypes.CFUNCTYPE(
+        None, ctypes.POINTER(rt.make_nd_memref_descriptor(2, rt.np.ctypeslib.as_ctypes_type(rt.np.float32)))
+    )
     def callback(a):
         arr = rt.ranked_memref_to_numpy(a)
         seen.append(arr.copy())
@@ -116,7 +122,8 @@ func.func private @some_callback_into_python(memref<2x2xf32>) -> () attributes {
         execution_engine.register_runtime("some_callback_into_python", callback)
         inp_arr = rt.np.array([[1.0, 5.0], [6.0, 7.0]], rt.np.float32)
         execution_engine.invoke(
-            "callback_memref", rt.ctypes.pointer(rt.ctypes.pointer(rt.get_ranked_memref_descriptor(inp_arr))))
+            "callback_memref", rt.ctypes.pointer(rt.ctypes.pointer(rt.get_ranked_memref_descriptor(inp_arr)))
+        )
     assert len(seen) == 1 and np.array_equal(seen[0], inp_arr)
 
 
@@ -139,18 +146,21 @@ func.func private @some_callback_into_python(memref<*xf32>) -> () attributes { l
         execution_engine.register_runtime("some_callback_into_python", callback)
         inp_arr = rt.np.array([[1.0, 2.0], [3.0, 4.0]], rt.np.float32)
         execution_engine.invoke(
-            "callback_memref", rt.ctypes.pointer(rt.ctypes.pointer(rt.get_unranked_memref_descriptor(inp_arr))))
+            "callback_memref", rt.ctypes.pointer(rt.ctypes.pointer(rt.get_unranked_memref_descriptor(inp_arr)))
+        )
         inp_arr_1 = rt.np.array([5, 6, 7], dtype=rt.np.float32)
         strided_arr = rt.np.lib.stride_tricks.as_strided(inp_arr_1, strides=(4, 0), shape=(3, 4))
         execution_engine.invoke(
-            "callback_memref", rt.ctypes.pointer(rt.ctypes.pointer(rt.get_unranked_memref_descriptor(strided_arr))))
+            "callback_memref", rt.ctypes.pointer(rt.ctypes.pointer(rt.get_unranked_memref_descriptor(strided_arr)))
+        )
     assert len(seen) == 2
     assert np.array_equal(seen[0], inp_arr)
     assert np.array_equal(seen[1], np.repeat(inp_arr_1[:, None], 4, axis=1))
 
 
 OFFSET_MODULES = {
-    "ranked": (r"""
+    "ranked": (
+        r"""
 func.func @callback_memref(%arg0: memref<5xf32>) attributes {llvm.emit_c_interface} {
   %base_buffer, %offset, %sizes, %strides = memref.extract_strided_metadata %arg0 : memref<5xf32> -> memref<f32>, index, index, index
   %reinterpret_cast = memref.reinterpret_cast %base_buffer to offset: [3], sizes: [2], strides: [1] : memref<f32> to memref<2xf32, strided<[1], offset: 3>>
@@ -159,8 +169,11 @@ func.func @callback_memref(%arg0: memref<5xf32>) attributes {llvm.emit_c_interfa
   return
 }
 func.func private @some_callback_into_python(memref<?xf32, strided<[?], offset: ?>>) attributes {llvm.emit_c_interface}
-""", [0, 0, 0, 1, 2]),
-    "unranked": (r"""
+""",
+        [0, 0, 0, 1, 2],
+    ),
+    "unranked": (
+        r"""
 func.func @callback_memref(%arg0: memref<5xf32>) attributes {llvm.emit_c_interface} {
   %base_buffer, %offset, %sizes, %strides = memref.extract_strided_metadata %arg0 : memref<5xf32> -> memref<f32>, index, index, index
   %reinterpret_cast = memref.reinterpret_cast %base_buffer to offset: [3], sizes: [2], strides: [1] : memref<f32> to memref<2xf32, strided<[1], offset: 3>>
@@ -169,7 +182,9 @@ func.func @callback_memref(%arg0: memref<5xf32>) attributes {llvm.emit_c_interfa
   return
 }
 func.func private @some_callback_into_python(memref<*xf32>) attributes {llvm.emit_c_interface}
-""", [1, 2, 3, 4, 5]),
+""",
+        [1, 2, 3, 4, 5],
+    ),
 }
 
 
@@ -178,10 +193,14 @@ def test_memref_with_offset_callback(rt, kind):
     source, values = OFFSET_MODULES[kind]
     seen = []
     if kind == "ranked":
-        @ctypes.CFUNCTYPE(None, ctypes.POINTER(rt.make_nd_memref_descriptor(1, rt.np.ctypeslib.as_ctypes_type(rt.np.float32))))
+
+        @ctypes.CFUNCTYPE(
+            None, ctypes.POINTER(rt.make_nd_memref_descriptor(1, rt.np.ctypeslib.as_ctypes_type(rt.np.float32)))
+        )
         def callback(a):
             seen.append(rt.ranked_memref_to_numpy(a).copy())
     else:
+
         @ctypes.CFUNCTYPE(None, ctypes.POINTER(rt.UnrankedMemRefDescriptor))
         def callback(a):
             seen.append(rt.unranked_memref_to_numpy(a, rt.np.float32).copy())
@@ -191,7 +210,8 @@ def test_memref_with_offset_callback(rt, kind):
         execution_engine.register_runtime("some_callback_into_python", callback)
         inp_arr = rt.np.array(values, rt.np.float32)
         execution_engine.invoke(
-            "callback_memref", rt.ctypes.pointer(rt.ctypes.pointer(rt.get_ranked_memref_descriptor(inp_arr))))
+            "callback_memref", rt.ctypes.pointer(rt.ctypes.pointer(rt.get_ranked_memref_descriptor(inp_arr)))
+        )
     assert len(seen) == 1 and np.array_equal(seen[0], inp_arr[3:5])
 
 
@@ -281,10 +301,14 @@ ADD_1D = """
     }} """
 
 
-@pytest.mark.parametrize("mlir_type, add, dtype, a, b", [
-    ("f16", "arith.addf", np.float16, 11.0, 22.0),
-    ("complex<f64>", "complex.add", np.complex128, 1.0 + 2.0j, 3.0 + 4.0j),
-], ids=["f16", "complex128"])
+@pytest.mark.parametrize(
+    "mlir_type, add, dtype, a, b",
+    [
+        ("f16", "arith.addf", np.float16, 11.0, 22.0),
+        ("complex<f64>", "complex.add", np.complex128, 1.0 + 2.0j, 3.0 + 4.0j),
+    ],
+    ids=["f16", "complex128"],
+)
 def test_memref_add_f16_and_complex(rt, mlir_type, add, dtype, a, b):
     with ir.Context():
         module = ir.Module.parse(ADD_1D.format(T=mlir_type, ADD=add))
@@ -335,9 +359,13 @@ def test_complex_unranked_memref_add(rt):
 
 # Upstream 22.1.8 knows bf16 and f8E5M2 only (newer upstreams, as in torch-mlir, know more);
 # every one of them is ours.
-ML_DTYPES_CASES = [("bf16", "bfloat16", True), ("f8E5M2", "float8_e5m2", True),
-                   ("f8E4M3", "float8_e4m3", False), ("f8E3M4", "float8_e3m4", False),
-                   ("f8E4M3FN", "float8_e4m3fn", False)]
+ML_DTYPES_CASES = [
+    ("bf16", "bfloat16", True),
+    ("f8E5M2", "float8_e5m2", True),
+    ("f8E4M3", "float8_e4m3", False),
+    ("f8E3M4", "float8_e3m4", False),
+    ("f8E4M3FN", "float8_e4m3fn", False),
+]
 
 
 def upstream_knows(attr: str) -> bool:
@@ -349,8 +377,7 @@ def upstream_knows(attr: str) -> bool:
 
 
 @pytest.mark.skipif(ml_dtypes is None, reason="ml_dtypes is not installed")
-@pytest.mark.parametrize("mlir_type, attr, upstream_has_it", ML_DTYPES_CASES,
-                         ids=[c[0] for c in ML_DTYPES_CASES])
+@pytest.mark.parametrize("mlir_type, attr, upstream_has_it", ML_DTYPES_CASES, ids=[c[0] for c in ML_DTYPES_CASES])
 def test_low_precision_memref_copy(rt, mlir_type, attr, upstream_has_it):
     dtype = getattr(ml_dtypes, attr)
     if rt.name == UPSTREAM and not upstream_knows(attr):

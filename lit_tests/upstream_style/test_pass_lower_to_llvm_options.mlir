@@ -1,3 +1,4 @@
+// UPDATE-CHECKS: hand-written: each prefix checks only the flag an option sets on the reductions, not the whole LLVM dialect
 // -test-lower-to-llvm's option: with reassociate-fp-reductions, vector.reduction's fadd may be
 // reassociated (fastmath reassoc); without it, or set to false, it may not. Also as an element
 // of a pass pipeline, after a pass of the pipeline's own.

@@ -1,3 +1,4 @@
+// UPDATE-CHECKS: hand-written: checks what the patterns rewrote, with FileCheck variables for the operands
 // -test-pdl-bytecode-pass: the PDL patterns of `module @patterns` are applied to `module @ir`,
 // with upstream's native constraints and rewrites of that test pass (single_entity_constraint,
 // op_constr_return_type, the rewrites "rewriter" and "creator"). The patterns module is gone

@@ -1,3 +1,4 @@
+// UPDATE-CHECKS: hand-written: the IR prefixes check only that math ops are gone; the values are the math library's, to 6 digits
 // -test-math-polynomial-approximation on vectors and scalars of this test's own: the program
 // prints what the approximations compute, which agrees with the true values to the 6 digits
 // printed. The pass runs nested on the functions of a pass pipeline, -test-lower-to-llvm after it.

@@ -1,3 +1,4 @@
+// UPDATE-CHECKS: hand-written: checks the split markers and the asserts' lowering, not every line of the LLVM dialect
 // Test-only passes with -split-input-file and -verify-diagnostics: each chunk runs on its own;
 // a chunk whose pass fails with the error its expected-error line names leaves no output, and
 // the run succeeds; the other chunk's assertion is lowered (-test-cf-assert).

@@ -1,3 +1,4 @@
+// UPDATE-CHECKS: hand-written: the values are worked out by hand below; the IR prefix checks only the emulated widths
 // -test-arith-emulate-wide-int only in the functions named with the prefix: @wide_mix's i32
 // arithmetic runs on pairs of i16 (widest-int-supported=16), @native_mix is the same body left
 // alone; both print, and a cf.assert (-test-cf-assert, after the emulation here) compares them.

@@ -30,29 +30,70 @@ __version__ = "0.2.0"
 
 # Upstream `mlir.runtime`'s public names, which np_to_memref defines with the same meaning.
 UPSTREAM_NAMES = (
-    "C128", "C64", "F16", "BF16", "F8E5M2", "F8E4M3", "F8E3M4",
-    "as_ctype", "to_numpy",
-    "make_nd_memref_descriptor", "make_zero_d_memref_descriptor", "UnrankedMemRefDescriptor",
-    "get_ranked_memref_descriptor", "get_unranked_memref_descriptor",
-    "move_aligned_ptr_by_offset", "unranked_memref_to_numpy", "ranked_memref_to_numpy",
+    "C128",
+    "C64",
+    "F16",
+    "BF16",
+    "F8E5M2",
+    "F8E4M3",
+    "F8E3M4",
+    "as_ctype",
+    "to_numpy",
+    "make_nd_memref_descriptor",
+    "make_zero_d_memref_descriptor",
+    "UnrankedMemRefDescriptor",
+    "get_ranked_memref_descriptor",
+    "get_unranked_memref_descriptor",
+    "move_aligned_ptr_by_offset",
+    "unranked_memref_to_numpy",
+    "ranked_memref_to_numpy",
 )
 
 # name -> the module that defines it (relative to this package).
 _EXPORTS = {
     **dict.fromkeys(UPSTREAM_NAMES, ".np_to_memref"),
-    **dict.fromkeys(("ElementType", "F8E4M3FN", "element_type_for_dtype", "element_type_for_mlir"),
-                    ".element_types"),
+    **dict.fromkeys(("ElementType", "F8E4M3FN", "element_type_for_dtype", "element_type_for_mlir"), ".element_types"),
     "ranked_descriptor_type": ".descriptors",
     "descriptor_to_numpy": ".conversion",
     **dict.fromkeys(("view_memref", "MemRefArray"), ".views"),
-    **dict.fromkeys(("JitModule", "JitFunction", "lower_to_llvm", "DEFAULT_PIPELINE", "TENSOR_PIPELINE",
-                     "TENSOR_LOOP_PIPELINE", "LoweringError", "TranslationError", "FunctionSignature",
-                     "RuntimeVerificationError", "BenchmarkResult"), ".jit"),
+    **dict.fromkeys(
+        (
+            "JitModule",
+            "JitFunction",
+            "lower_to_llvm",
+            "DEFAULT_PIPELINE",
+            "TENSOR_PIPELINE",
+            "TENSOR_LOOP_PIPELINE",
+            "LoweringError",
+            "TranslationError",
+            "FunctionSignature",
+            "RuntimeVerificationError",
+            "BenchmarkResult",
+        ),
+        ".jit",
+    ),
 }
 # Subpackages and modules reachable as attributes (`memref_runtime.testing.check_close`).
-_SUBMODULES = frozenset({"np_to_memref", "jit", "testing", "differential", "lit", "update_checks", "bench",
-                         "pytest_plugin", "element_types", "descriptors", "conversion", "interop", "dlpack", "views",
-                         "bindings", "settings"})
+_SUBMODULES = frozenset(
+    {
+        "np_to_memref",
+        "jit",
+        "testing",
+        "differential",
+        "lit",
+        "update_checks",
+        "bench",
+        "pytest_plugin",
+        "element_types",
+        "descriptors",
+        "conversion",
+        "interop",
+        "dlpack",
+        "views",
+        "bindings",
+        "settings",
+    }
+)
 
 __all__ = ["np_to_memref", *_EXPORTS]
 

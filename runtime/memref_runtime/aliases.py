@@ -21,8 +21,7 @@ RUNTIME_NAMES = ("mlir.runtime", "mlir.runtime.np_to_memref")
 
 
 # What a module object says about its own import; an alias keeps its own.
-_IMPORT_ATTRS = frozenset({"__name__", "__spec__", "__loader__", "__path__", "__package__",
-                           "__file__", "__cached__"})
+_IMPORT_ATTRS = frozenset({"__name__", "__spec__", "__loader__", "__path__", "__package__", "__file__", "__cached__"})
 
 
 class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -35,7 +34,7 @@ class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         if fullname == self.source:
             return self.target
         if self.prefix and fullname.startswith(self.source + "."):
-            return self.target + fullname[len(self.source):]
+            return self.target + fullname[len(self.source) :]
         return None
 
     def find_spec(self, fullname, path=None, target=None):
@@ -62,17 +61,22 @@ class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
                 raise AttributeError(name)
             return value
 
-        module.__dict__.update({k: v for k, v in target.__dict__.items()
-                                if k not in _IMPORT_ATTRS and not is_submodule(k, v)})
+        module.__dict__.update(
+            {k: v for k, v in target.__dict__.items() if k not in _IMPORT_ATTRS and not is_submodule(k, v)}
+        )
         module.__getattr__ = forward
 
 
 def _install(finder: _AliasFinder) -> None:
-    sys.meta_path[:] = [f for f in sys.meta_path if not (
-        isinstance(f, _AliasFinder) and (f.source, f.prefix) == (finder.source, finder.prefix))]
+    sys.meta_path[:] = [
+        f
+        for f in sys.meta_path
+        if not (isinstance(f, _AliasFinder) and (f.source, f.prefix) == (finder.source, finder.prefix))
+    ]
     # Exact names go first, so mlir.runtime stays ours when mlir.* is aliased too.
-    sys.meta_path.insert(0 if not finder.prefix else sum(
-        isinstance(f, _AliasFinder) and not f.prefix for f in sys.meta_path), finder)
+    sys.meta_path.insert(
+        0 if not finder.prefix else sum(isinstance(f, _AliasFinder) and not f.prefix for f in sys.meta_path), finder
+    )
     for name in [n for n in sys.modules if finder.target_of(n) is not None]:
         del sys.modules[name]
         parent, _, child = name.rpartition(".")

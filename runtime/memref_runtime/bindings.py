@@ -35,8 +35,11 @@ def bindings() -> SimpleNamespace:
             )
         except ImportError as e:
             errors.append(f"{name}: {e}")
-    raise ImportError("no MLIR Python bindings with an ExecutionEngine could be imported ("
-                      + "; ".join(errors) + "); install xtc-mlir-python-bindings or torch-mlir")
+    raise ImportError(
+        "no MLIR Python bindings with an ExecutionEngine could be imported ("
+        + "; ".join(errors)
+        + "); install xtc-mlir-python-bindings or torch-mlir"
+    )
 
 
 # The opt tool that ships with each provider, relative to its package folder: it runs the same
@@ -50,8 +53,9 @@ def opt_tool() -> str | None:
     import shutil
 
     name = bindings().name
-    return (package_opt_tool(name, importlib.import_module(name).__path__)
-            or shutil.which(_OPT_TOOLS.get(name, ("bin", "mlir-opt"))[-1]))
+    return package_opt_tool(name, importlib.import_module(name).__path__) or shutil.which(
+        _OPT_TOOLS.get(name, ("bin", "mlir-opt"))[-1]
+    )
 
 
 def package_folders(name: str) -> list[str]:
@@ -68,8 +72,9 @@ def package_folders(name: str) -> list[str]:
 def package_opt_tool(name: str, folders: Iterable[str]) -> str | None:
     """The opt tool that the bindings package `name`, found in `folders`, ships (no import)."""
     relative = _OPT_TOOLS.get(name, ("bin", "mlir-opt"))
-    return next((tool for tool in (os.path.join(folder, *relative) for folder in folders)
-                 if os.access(tool, os.X_OK)), None)
+    return next(
+        (tool for tool in (os.path.join(folder, *relative) for folder in folders) if os.access(tool, os.X_OK)), None
+    )
 
 
 @functools.cache

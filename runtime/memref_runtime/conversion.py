@@ -53,10 +53,13 @@ def _check_array(nparray, argument: str):
         raise TypeError(
             f"{argument}: expected an array (a numpy.ndarray, or an object with __dlpack__, "
             f"__array_interface__ or a buffer), got {type(nparray).__name__}"
-            + ("; wrap it in np.asarray(..., dtype=...)" if isinstance(nparray, (list, tuple)) else ""))
+            + ("; wrap it in np.asarray(..., dtype=...)" if isinstance(nparray, (list, tuple)) else "")
+        )
     if isinstance(nparray, np.ma.MaskedArray):  # native code would read the data and lose the mask
-        raise TypeError(f"{argument}: expected a numpy.ndarray, got a masked array, whose mask a memref "
-                        "cannot carry; pass a.filled(value) or np.asarray(a) explicitly")
+        raise TypeError(
+            f"{argument}: expected a numpy.ndarray, got a masked array, whose mask a memref "
+            "cannot carry; pass a.filled(value) or np.asarray(a) explicitly"
+        )
     return element_type_for_dtype(nparray.dtype, argument)
 
 
@@ -74,7 +77,8 @@ def element_strides(nparray: np.ndarray, argument: str) -> tuple:
             raise ValueError(
                 f"{argument}: stride {s} bytes on axis {axis} is not a multiple of the item "
                 f"size {itemsize} ({nparray.dtype.name}); a memref counts strides in elements. "
-                "Copy the array (np.ascontiguousarray) first")
+                "Copy the array (np.ascontiguousarray) first"
+            )
         contiguous *= max(n, 1)
     return tuple(reversed(result))
 
@@ -103,8 +107,13 @@ def _contiguous_element_strides(cache: dict, byte_strides: tuple, itemsize: int)
 def _ranked_plan(nparray, argument: str) -> _RankedPlan:
     et = _check_array(nparray, argument)
     cls = ranked_descriptor_type(nparray.ndim, et.ctype)
-    plan = _RankedPlan(cls, cls._packer_.pack_into,  # type: ignore[attr-defined]  # descriptors._finish sets it
-                       et.dtype.itemsize, et.dtype.alignment, {})
+    plan = _RankedPlan(
+        cls,
+        cls._packer_.pack_into,  # type: ignore[attr-defined]  # descriptors._finish sets it
+        et.dtype.itemsize,
+        et.dtype.alignment,
+        {},
+    )
     _RANKED_PLANS[nparray.dtype, nparray.ndim] = plan
     return plan
 
@@ -132,15 +141,18 @@ def get_ranked_memref_descriptor(nparray: np.ndarray, *, argument: str = "nparra
         address = ctypes.addressof(ctypes.c_char.from_buffer(nparray))  # type: ignore[arg-type]
         byte_strides = nparray.strides
         strides = contiguous_strides.get(byte_strides) or _contiguous_element_strides(
-            contiguous_strides, byte_strides, itemsize)
+            contiguous_strides, byte_strides, itemsize
+        )
         read_only = False
     except (TypeError, ValueError, BufferError):  # read-only, strided or empty
         address = nparray.ctypes.data
         strides = element_strides(nparray, argument)
         read_only = not nparray.flags.writeable
     if address % alignment:
-        raise ValueError(f"{argument}: expected data aligned to {alignment} bytes for "
-                         f"{nparray.dtype.name}, got address {address:#x}; copy the array first")
+        raise ValueError(
+            f"{argument}: expected data aligned to {alignment} bytes for "
+            f"{nparray.dtype.name}, got address {address:#x}; copy the array first"
+        )
     desc = cls()
     pack_into(desc, 0, address, address, 0, *nparray.shape, *strides)
     desc._keepalive = nparray
@@ -166,8 +178,10 @@ def _structure_of(value, kind: type | None = None):
         return value[0]
     except (TypeError, IndexError, ValueError):
         pass
-    raise TypeError(f"memref: expected a {(kind or ctypes.Structure).__name__} or a ctypes pointer to one, "
-                    f"got {type(value).__name__}")
+    raise TypeError(
+        f"memref: expected a {(kind or ctypes.Structure).__name__} or a ctypes pointer to one, "
+        f"got {type(value).__name__}"
+    )
 
 
 def descriptor_to_numpy(desc: ctypes.Structure, owner: object = None) -> np.ndarray:
@@ -177,8 +191,9 @@ def descriptor_to_numpy(desc: ctypes.Structure, owner: object = None) -> np.ndar
     dtype = element_type_for_ctype(ctype).dtype
     address = fields[1] + fields[2] * dtype.itemsize
     read_only = bool(_READ_ONLY) and ctypes.addressof(desc) in _READ_ONLY
-    return view_memref(address, fields[3:3 + rank], fields[3 + rank:], dtype,
-                       desc if owner is None else owner, read_only)
+    return view_memref(
+        address, fields[3 : 3 + rank], fields[3 + rank :], dtype, desc if owner is None else owner, read_only
+    )
 
 
 def ranked_memref_to_numpy(ranked_memref: object) -> np.ndarray:
@@ -190,8 +205,10 @@ def read_ranked_descriptor(rank: int, descriptor: int, where: str) -> tuple:
     """The fields of the ranked descriptor at address `descriptor` that an unranked memref of
     `rank` points at; a rank NumPy cannot have, or NULL, is garbage and raises ValueError."""
     if not 0 <= rank <= MAX_RANK:
-        raise ValueError(f"{where} is an unranked memref of rank {rank}, expected 0..{MAX_RANK}: "
-                         f"NumPy arrays have at most {MAX_RANK} dimensions")
+        raise ValueError(
+            f"{where} is an unranked memref of rank {rank}, expected 0..{MAX_RANK}: "
+            f"NumPy arrays have at most {MAX_RANK} dimensions"
+        )
     if not descriptor:
         raise ValueError(f"{where} is an unranked memref that points at no ranked descriptor (NULL)")
     packer = descriptor_packer(rank)
@@ -201,8 +218,14 @@ def read_ranked_descriptor(rank: int, descriptor: int, where: str) -> tuple:
 def unranked_to_numpy(rank: int, descriptor: int, dtype: np.dtype, owner: object) -> np.ndarray:
     """A view of the ranked descriptor at address `descriptor`, of rank `rank` and element `dtype`."""
     fields = read_ranked_descriptor(rank, descriptor, "unranked_memref")
-    return view_memref(fields[1] + fields[2] * dtype.itemsize, fields[3:3 + rank],
-                       fields[3 + rank:], dtype, owner, bool(_READ_ONLY) and descriptor in _READ_ONLY)
+    return view_memref(
+        fields[1] + fields[2] * dtype.itemsize,
+        fields[3 : 3 + rank],
+        fields[3 + rank :],
+        dtype,
+        owner,
+        bool(_READ_ONLY) and descriptor in _READ_ONLY,
+    )
 
 
 def _dtype_of(np_dtype) -> np.dtype:

@@ -111,7 +111,8 @@ def descriptor_layout(cls: type) -> tuple[int, type, struct.Struct]:
     if names[:3] != ["allocated", "aligned", "offset"] or names[3:] not in ([], ["shape", "strides"]):
         raise TypeError(
             f"memref: expected a ranked memref descriptor (fields allocated, aligned, offset"
-            f"[, shape, strides]), got {cls.__name__} with fields {names}")
+            f"[, shape, strides]), got {cls.__name__} with fields {names}"
+        )
     # A Structure subclass's fields are its class attributes, unknown to its type.
     rank = cls.shape.size // ctypes.sizeof(_I64) if names[3:] else 0  # type: ignore[attr-defined]
     ctype = dict(cls._fields_)["aligned"]._type_  # type: ignore[attr-defined]

@@ -79,9 +79,22 @@ DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)  # void (*deleter)(DLManagedTe
 # DLDeviceType
 kDLCPU, kDLCUDA, kDLCUDAHost, kDLROCMHost = 1, 2, 3, 11
 DEVICE_NAMES = {
-    1: "kDLCPU", 2: "kDLCUDA", 3: "kDLCUDAHost", 4: "kDLOpenCL", 7: "kDLVulkan", 8: "kDLMetal",
-    9: "kDLVPI", 10: "kDLROCM", 11: "kDLROCMHost", 12: "kDLExtDev", 13: "kDLCUDAManaged",
-    14: "kDLOneAPI", 15: "kDLWebGPU", 16: "kDLHexagon", 17: "kDLMAIA", 18: "kDLTrn",
+    1: "kDLCPU",
+    2: "kDLCUDA",
+    3: "kDLCUDAHost",
+    4: "kDLOpenCL",
+    7: "kDLVulkan",
+    8: "kDLMetal",
+    9: "kDLVPI",
+    10: "kDLROCM",
+    11: "kDLROCMHost",
+    12: "kDLExtDev",
+    13: "kDLCUDAManaged",
+    14: "kDLOneAPI",
+    15: "kDLWebGPU",
+    16: "kDLHexagon",
+    17: "kDLMAIA",
+    18: "kDLTrn",
 }
 # Memory the CPU reads and writes as its own: plain host memory, and pinned host memory
 # (cudaMallocHost, hipMallocHost), which a GPU framework may report for a host tensor.
@@ -92,10 +105,24 @@ kDLInt, kDLUInt, kDLFloat, kDLOpaqueHandle, kDLBfloat, kDLComplex, kDLBool = ran
 kDLFloat8_e3m4, kDLFloat8_e4m3, kDLFloat8_e4m3b11fnuz, kDLFloat8_e4m3fn = 7, 8, 9, 10
 kDLFloat8_e4m3fnuz, kDLFloat8_e5m2, kDLFloat8_e5m2fnuz, kDLFloat8_e8m0fnu = 11, 12, 13, 14
 TYPE_CODE_NAMES = {
-    0: "kDLInt", 1: "kDLUInt", 2: "kDLFloat", 3: "kDLOpaqueHandle", 4: "kDLBfloat", 5: "kDLComplex",
-    6: "kDLBool", 7: "kDLFloat8_e3m4", 8: "kDLFloat8_e4m3", 9: "kDLFloat8_e4m3b11fnuz",
-    10: "kDLFloat8_e4m3fn", 11: "kDLFloat8_e4m3fnuz", 12: "kDLFloat8_e5m2", 13: "kDLFloat8_e5m2fnuz",
-    14: "kDLFloat8_e8m0fnu", 15: "kDLFloat6_e2m3fn", 16: "kDLFloat6_e3m2fn", 17: "kDLFloat4_e2m1fn",
+    0: "kDLInt",
+    1: "kDLUInt",
+    2: "kDLFloat",
+    3: "kDLOpaqueHandle",
+    4: "kDLBfloat",
+    5: "kDLComplex",
+    6: "kDLBool",
+    7: "kDLFloat8_e3m4",
+    8: "kDLFloat8_e4m3",
+    9: "kDLFloat8_e4m3b11fnuz",
+    10: "kDLFloat8_e4m3fn",
+    11: "kDLFloat8_e4m3fnuz",
+    12: "kDLFloat8_e5m2",
+    13: "kDLFloat8_e5m2fnuz",
+    14: "kDLFloat8_e8m0fnu",
+    15: "kDLFloat6_e2m3fn",
+    16: "kDLFloat6_e3m2fn",
+    17: "kDLFloat4_e2m1fn",
 }
 
 # DLManagedTensorVersioned.flags
@@ -123,6 +150,7 @@ def type_name(code: int, bits: int, lanes: int = 1) -> str:
 # --- the capsule C API -------------------------------------------------------------------------
 # Own function pointers (PYFUNCTYPE: called with the GIL, a Python error raised): setting
 # argtypes on ctypes.pythonapi's shared ones could clash with another library's.
+
 
 def _api(name: str, restype, *argtypes):
     return ctypes.PYFUNCTYPE(restype, *argtypes)((name, ctypes.pythonapi))
@@ -178,8 +206,19 @@ class ImportedTensor:
     long as anything reads the memory (the arrays made from it hold it as their owner).
     """
 
-    __slots__ = ("_managed", "_deleter", "versioned", "version", "flags", "data", "device", "shape", "strides",
-                 "dtype", "__weakref__")
+    __slots__ = (
+        "_managed",
+        "_deleter",
+        "versioned",
+        "version",
+        "flags",
+        "data",
+        "device",
+        "shape",
+        "strides",
+        "dtype",
+        "__weakref__",
+    )
     _managed: int
     _deleter: int | None
     versioned: bool
@@ -203,8 +242,9 @@ class ImportedTensor:
             major, minor, _, self._deleter = _HEADER.unpack(ctypes.string_at(managed, _HEADER.size))
             self.version = (major, minor)
             if major != VERSION[0]:  # another layout: only the version and the deleter may be read
-                raise BufferError(f"DLPack {major}.{minor} tensor: this runtime reads DLPack {VERSION[0]}.x, "
-                                  "whose layout differs")
+                raise BufferError(
+                    f"DLPack {major}.{minor} tensor: this runtime reads DLPack {VERSION[0]}.x, whose layout differs"
+                )
             fields = _VERSIONED.unpack(ctypes.string_at(managed, _VERSIONED.size))
             self.flags, tensor = fields[4], fields[5:]
         else:
@@ -260,8 +300,17 @@ def _destroy_capsule(capsule):
 _DELETE_EXPORTED = ctypes.cast(_delete_exported, ctypes.c_void_p).value
 
 
-def new_capsule(owner: object, data: int, shape: Sequence[int], strides: Sequence[int], dtype: tuple, *,
-                versioned: bool, version: tuple = VERSION, flags: int = 0) -> object:
+def new_capsule(
+    owner: object,
+    data: int,
+    shape: Sequence[int],
+    strides: Sequence[int],
+    dtype: tuple,
+    *,
+    versioned: bool,
+    version: tuple = VERSION,
+    flags: int = 0,
+) -> object:
     """A DLPack capsule over `data` (strides in elements, dtype (code, bits, lanes)), on the CPU.
 
     Ownership: `owner`, whatever keeps the memory valid, is held until the consumer calls

@@ -105,15 +105,20 @@ _ML_DTYPES_TABLE = (
 # MLIR names that map onto another entry's dtype: signed/unsigned spellings and index.
 _MLIR_ALIASES = {
     "index": "int64",
-    "si8": "int8", "si16": "int16", "si32": "int32", "si64": "int64",
-    "ui8": "uint8", "ui16": "uint16", "ui32": "uint32", "ui64": "uint64",
+    "si8": "int8",
+    "si16": "int16",
+    "si32": "int32",
+    "si64": "int64",
+    "ui8": "uint8",
+    "ui16": "uint16",
+    "ui32": "uint32",
+    "ui64": "uint64",
 }
 
 
 def _install_hint(what: str) -> ImportError:
     return ImportError(
-        f"{what} needs the ml_dtypes package for its NumPy dtype; "
-        "install it with: pip install ml_dtypes"
+        f"{what} needs the ml_dtypes package for its NumPy dtype; install it with: pip install ml_dtypes"
     )
 
 
@@ -134,9 +139,18 @@ def _build_tables():
     for alias, dtype_name in _MLIR_ALIASES.items():
         by_mlir[alias] = by_dtype[np.dtype(dtype_name)]._replace(mlir=alias)
     # Platform spellings of the same C types (c_long is c_int64 on LP64, etc.).
-    for spelling in (ctypes.c_long, ctypes.c_longlong, ctypes.c_ulong, ctypes.c_ulonglong,
-                     ctypes.c_int, ctypes.c_uint, ctypes.c_short, ctypes.c_ushort,
-                     ctypes.c_byte, ctypes.c_ubyte):
+    for spelling in (
+        ctypes.c_long,
+        ctypes.c_longlong,
+        ctypes.c_ulong,
+        ctypes.c_ulonglong,
+        ctypes.c_int,
+        ctypes.c_uint,
+        ctypes.c_short,
+        ctypes.c_ushort,
+        ctypes.c_byte,
+        ctypes.c_ubyte,
+    ):
         by_ctype.setdefault(spelling, by_dtype[np.dtype(spelling)])
     return by_dtype, by_mlir, by_ctype, by_dlpack
 
@@ -190,8 +204,7 @@ def element_type_for_mlir(name: object) -> ElementType:
         return et
     if name in _ML_DTYPES_MLIR:
         raise _install_hint(f"MLIR element type {name}")
-    raise TypeError(f"MLIR element type {name} has no NumPy dtype here; supported: "
-                    + ", ".join(sorted(_BY_MLIR)))
+    raise TypeError(f"MLIR element type {name} has no NumPy dtype here; supported: " + ", ".join(sorted(_BY_MLIR)))
 
 
 def dtypes_for_mlir(name: str) -> tuple[np.dtype, ...]:
@@ -226,8 +239,10 @@ def element_type_for_dlpack(code: int, bits: int, lanes: int = 1) -> ElementType
         raise TypeError(f"DLPack data type {name} is a vector of {lanes} lanes; a memref element is one value")
     if (code, bits) in _ML_DTYPES_DLPACK:
         raise _install_hint(f"DLPack data type {name}")
-    raise TypeError(f"DLPack data type {name} has no MLIR element type here; supported: "
-                    + ", ".join(f"{dl.type_name(*k)} ({e.mlir})" for k, e in sorted(_BY_DLPACK.items())))
+    raise TypeError(
+        f"DLPack data type {name} has no MLIR element type here; supported: "
+        + ", ".join(f"{dl.type_name(*k)} ({e.mlir})" for k, e in sorted(_BY_DLPACK.items()))
+    )
 
 
 def dlpack_type_for_dtype(dtype: DTypeLike) -> tuple[int, int, int] | None:
@@ -245,8 +260,9 @@ def as_ctype(dtp: DTypeLike) -> type:
 
 # Arrays of the element structs (as np.ctypeslib.as_array makes them) and the dtype they view as.
 _STRUCT_VIEWS = {np.dtype(c): et.dtype for c, et in _BY_CTYPE.items() if issubclass(c, ctypes.Structure)}
-_STRUCTS_NEEDING_ML_DTYPES = {np.dtype(c): attr for c, (_, attr) in _ML_DTYPES_CTYPES.items()
-                              if np.dtype(c) not in _STRUCT_VIEWS}
+_STRUCTS_NEEDING_ML_DTYPES = {
+    np.dtype(c): attr for c, (_, attr) in _ML_DTYPES_CTYPES.items() if np.dtype(c) not in _STRUCT_VIEWS
+}
 
 
 def to_numpy(array: np.ndarray) -> np.ndarray:

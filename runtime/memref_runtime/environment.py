@@ -48,23 +48,23 @@ PYTEST_CURRENT_TEST = "PYTEST_CURRENT_TEST"
 # name -> what it means: docs/lit-config.md's table of the environment is made from this one.
 VARIABLES = {
     BINDINGS: "which MLIR Python package `mlir` is: mlir (the wheels, default) or torch_mlir (-D mlir_python, "
-              "--mlir-python)",
+    "--mlir-python)",
     MLIR_RUNTIME: "which `mlir.runtime` tests import: upstream (default) or memref_runtime (-D mlir_runtime, "
-                  "--mlir-runtime)",
+    "--mlir-runtime)",
     MLIR_PYTHON_PATH: "an LLVM build's python_packages/mlir_core folder, whose `mlir` the tests use "
-                      "(-D mlir_python_path)",
+    "(-D mlir_python_path)",
     OPT_LEVEL: "the LLVM opt level of every JitModule and testing engine that does not pin one (-D opt_level, "
-               "--mlir-opt-level)",
+    "--mlir-opt-level)",
     RUNTIME_VERIFICATION: "1: MLIR's runtime checks in every kernel (-D runtime_verification, "
-                          "--mlir-runtime-verification)",
+    "--mlir-runtime-verification)",
     RUNNER_UTILS: "the runner-utils libraries the in-process JIT links by default, os.pathsep-separated "
-                  "(-D mlir_runner_utils, -D mlir_c_runner_utils)",
+    "(-D mlir_runner_utils, -D mlir_c_runner_utils)",
     MLIR_INPUTS: "the suite's folder of shared MLIR modules (%mlir_inputs), read by testing.parse_input",
     REPORT: "the folder of a test's failure report; set per test by lit's before hook, read by the site hook",
     REPORT_PIPES: "dev:ino of the pipes a report copier reads, so that a child process is not copied twice",
     TIMING: "a folder where each test process writes where its time went (-D timing)",
     CANDIDATE: "set by memref-reduce when it reruns a test: the JitModule of one module takes a candidate instead "
-               "(<sha>:<source|lowered>:<opt level>:<path>)",
+    "(<sha>:<source|lowered>:<opt level>:<path>)",
     PYTHON_SERVER_DIR: "the lit run's private folder of pre-started interpreters (-D python_server=1)",
     PYTHON_SERVER_OWNER: "the pid whose end ends the pre-started interpreters",
     PROBE_CACHE: "0: do not keep what probes of tools and interpreters learned in ~/.cache/memref-runtime",

@@ -40,8 +40,17 @@ from .views import (
     view_memref,
 )
 
-__all__ = ["import_array", "importer", "as_ndarray", "is_array_like", "describe_foreign", "to_dlpack", "to_framework",
-           "MemRefArray", "FRAMEWORKS"]
+__all__ = [
+    "import_array",
+    "importer",
+    "as_ndarray",
+    "is_array_like",
+    "describe_foreign",
+    "to_dlpack",
+    "to_framework",
+    "MemRefArray",
+    "FRAMEWORKS",
+]
 
 FRAMEWORKS = ("numpy", "torch", "jax")
 
@@ -61,6 +70,7 @@ def _is_jax(cls: type) -> bool:
 
 
 # --- describing another framework's array ------------------------------------------------------
+
 
 def _type_name(value) -> str:
     cls = type(value)
@@ -82,8 +92,9 @@ def _device_text(value) -> str | None:
     return None
 
 
-def describe_foreign(value: Any, view: np.ndarray | None = None, view_text: str | None = None, *,
-                     device: bool = True) -> str:
+def describe_foreign(
+    value: Any, view: np.ndarray | None = None, view_text: str | None = None, *, device: bool = True
+) -> str:
     """What an error message calls `value`, in its framework's terms: `a torch.Tensor of dtype
     torch.float16, shape (4,), device cpu`; an object without dtype and shape by its type and
     `view_text` (the NumPy view made of it, described). `device=False`: without the device."""
@@ -107,6 +118,7 @@ def describe_foreign(value: Any, view: np.ndarray | None = None, view_text: str 
 
 # --- in ---------------------------------------------------------------------------------------
 
+
 def _lead(argument: str, expected: str | None) -> str:
     return f"{argument} expects {expected}, got " if expected else f"{argument}: got "
 
@@ -123,20 +135,25 @@ def from_dlpack(value: Any, argument: str = "array", expected: str | None = None
     try:
         device = tuple(value.__dlpack_device__())
     except Exception as e:  # noqa: BLE001 - torch's meta tensors raise ValueError here
-        raise ValueError(f"{lead}{describe_foreign(value)}, whose __dlpack_device__() names no DLPack device "
-                         f"({type(e).__name__}: {e}); memref arguments must be host (CPU) memory") from e
+        raise ValueError(
+            f"{lead}{describe_foreign(value)}, whose __dlpack_device__() names no DLPack device "
+            f"({type(e).__name__}: {e}); memref arguments must be host (CPU) memory"
+        ) from e
     if device[0] not in dl.HOST_DEVICES:
-        raise ValueError(f"{lead}{describe_foreign(value, device=False)} on DLPack device "
-                         f"{dl.device_name(*device)}; memref arguments must be host (CPU) memory: copy it there "
-                         "first (tensor.cpu(), jax.device_put(a, jax.devices('cpu')[0]), cupy.asnumpy(a))")
+        raise ValueError(
+            f"{lead}{describe_foreign(value, device=False)} on DLPack device "
+            f"{dl.device_name(*device)}; memref arguments must be host (CPU) memory: copy it there "
+            "first (tensor.cpu(), jax.device_put(a, jax.devices('cpu')[0]), cupy.asnumpy(a))"
+        )
     try:
         try:
             capsule = value.__dlpack__(max_version=dl.VERSION)
         except TypeError:  # a producer from before DLPack 1.0 takes no max_version
             capsule = value.__dlpack__()
     except Exception as e:  # noqa: BLE001 - the producer's reason (requires grad, a conjugate view, ...)
-        raise ValueError(f"{lead}{describe_foreign(value)}, which its __dlpack__() would not export: "
-                         f"{type(e).__name__}: {e}") from e
+        raise ValueError(
+            f"{lead}{describe_foreign(value)}, which its __dlpack__() would not export: {type(e).__name__}: {e}"
+        ) from e
     try:
         tensor = dl.ImportedTensor(capsule)  # from here on its deleter is called exactly once
     except (TypeError, BufferError) as e:  # not a DLPack capsule; another DLPack major version (released)
@@ -146,8 +163,10 @@ def from_dlpack(value: Any, argument: str = "array", expected: str | None = None
     except (TypeError, ImportError) as e:
         raise type(e)(f"{lead}{describe_foreign(value)}: {e}") from None
     if tensor.device[0] not in dl.HOST_DEVICES:
-        raise ValueError(f"{lead}{describe_foreign(value)}, whose tensor is on DLPack device "
-                         f"{dl.device_name(*tensor.device)}; memref arguments must be host (CPU) memory")
+        raise ValueError(
+            f"{lead}{describe_foreign(value)}, whose tensor is on DLPack device "
+            f"{dl.device_name(*tensor.device)}; memref arguments must be host (CPU) memory"
+        )
     shape = tensor.shape
     strides = tensor.strides
     if strides is None:  # row-major
@@ -165,8 +184,22 @@ _TORCH_NUMPY_DTYPES: frozenset = frozenset()  # the torch dtypes Tensor.numpy() 
 
 def _torch_numpy_dtypes() -> frozenset:
     torch = sys.modules["torch"]
-    names = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-             "float16", "float32", "float64", "complex64", "complex128")
+    names = (
+        "bool",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "float16",
+        "float32",
+        "float64",
+        "complex64",
+        "complex128",
+    )
     return frozenset(getattr(torch, n) for n in names if hasattr(torch, n))
 
 
@@ -182,9 +215,11 @@ def _from_torch(tensor, argument, expected):
         else:
             return view, tensor.data_ptr(), None  # the tensor itself keeps its storage
     if tensor.is_neg():  # torch's __dlpack__ exports the memory as it is, un-negated: refuse it
-        raise ValueError(f"{_lead(argument, expected)}{describe_foreign(tensor)} with the negative bit set "
-                         "(a lazy negation, such as t.conj().imag), whose memory holds the values "
-                         "un-negated; pass t.resolve_neg()")
+        raise ValueError(
+            f"{_lead(argument, expected)}{describe_foreign(tensor)} with the negative bit set "
+            "(a lazy negation, such as t.conj().imag), whose memory holds the values "
+            "un-negated; pass t.resolve_neg()"
+        )
     return from_dlpack(tensor, argument, expected)
 
 
@@ -217,8 +252,14 @@ def torch_quick(dtype: np.dtype) -> QuickRoute | Literal[False] | None:
         if type(value) is not tensor_type:  # subclasses (Parameter, fake tensors) take the route
             return None
         try:
-            if (value.dtype is not wanted or not value.is_cpu or value.requires_grad
-                    or not value.is_contiguous() or value.is_neg() or (is_complex and value.is_conj())):
+            if (
+                value.dtype is not wanted
+                or not value.is_cpu
+                or value.requires_grad
+                or not value.is_contiguous()
+                or value.is_neg()
+                or (is_complex and value.is_conj())
+            ):
                 return None
             address = value.data_ptr()  # an empty tensor's may be 0: the route gives it one
         except RuntimeError:  # a sparse or otherwise storage-less tensor
@@ -264,8 +305,9 @@ def _from_buffer(value, argument, expected):
     try:
         view = np.asarray(memoryview(value))  # zero-copy; read-only for bytes
     except (TypeError, ValueError) as e:  # a buffer format with no NumPy dtype
-        raise TypeError(f"{_lead(argument, expected)}{describe_foreign(value)}, whose buffer NumPy cannot "
-                        f"read: {e}") from None
+        raise TypeError(
+            f"{_lead(argument, expected)}{describe_foreign(value)}, whose buffer NumPy cannot read: {e}"
+        ) from None
     return view, _address(view), None
 
 
@@ -329,8 +371,10 @@ def import_array(value: object, argument: str = "array", expected: str | None = 
     view keeps the memory valid."""
     route = _route(value)
     if route is None:
-        raise TypeError(f"{_lead(argument, expected)}{type(value).__name__}, which is not an array: expected "
-                        "a numpy.ndarray or an object with __dlpack__, __array_interface__ or a buffer")
+        raise TypeError(
+            f"{_lead(argument, expected)}{type(value).__name__}, which is not an array: expected "
+            "a numpy.ndarray or an object with __dlpack__, __array_interface__ or a buffer"
+        )
     return route(value, argument, expected)[:2]
 
 
@@ -340,6 +384,7 @@ def as_ndarray(value: object, argument: str = "array") -> np.ndarray:
 
 
 # --- out (to_dlpack, the capsule itself, is views.py's) -----------------------------------------
+
 
 def to_framework(array: np.ndarray, framework: str) -> tuple[Any, bool]:
     """(`array` as `framework`'s array, whether that is a copy): torch shares the memory (a copy

@@ -101,6 +101,7 @@ def tool_output(args: list, timeout: int = 60, stdin: str | None = None) -> str:
 def _tool_output(tool: str, args: list, timeout: int, stdin: str | None) -> str | None:
     """What the disk cache holds (or running `args` gives) for `tool`, args[0] resolved; None
     when the tool ran out of time."""
+
     def run() -> dict | None:
         try:
             out = subprocess.run(args, capture_output=True, text=True, timeout=timeout, input=stdin)

@@ -51,8 +51,9 @@ def resolve_opt_level(opt_level: int | None) -> int:
     if opt_level is None:
         return default_opt_level()
     if isinstance(opt_level, bool) or opt_level not in OPT_LEVELS:
-        raise ValueError(f"opt_level: expected 0, 1, 2, 3 or None (the default, {default_opt_level()} "
-                         f"here), got {opt_level!r}")
+        raise ValueError(
+            f"opt_level: expected 0, 1, 2, 3 or None (the default, {default_opt_level()} here), got {opt_level!r}"
+        )
     return int(opt_level)
 
 

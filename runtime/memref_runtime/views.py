@@ -95,13 +95,37 @@ _Array = TypeVar("_Array", bound=np.ndarray)
 
 
 @overload
-def view_memref(address: int, shape: Sequence[int], strides: Sequence[int], dtype: np.dtype, owner: object,
-                read_only: bool = False, *, array_type: None = None) -> np.ndarray: ...
+def view_memref(
+    address: int,
+    shape: Sequence[int],
+    strides: Sequence[int],
+    dtype: np.dtype,
+    owner: object,
+    read_only: bool = False,
+    *,
+    array_type: None = None,
+) -> np.ndarray: ...
 @overload
-def view_memref(address: int, shape: Sequence[int], strides: Sequence[int], dtype: np.dtype, owner: object,
-                read_only: bool = False, *, array_type: type[_Array]) -> _Array: ...
-def view_memref(address: int, shape: Sequence[int], strides: Sequence[int], dtype: np.dtype, owner: object,
-                read_only: bool = False, *, array_type: type[np.ndarray] | None = None) -> np.ndarray:
+def view_memref(
+    address: int,
+    shape: Sequence[int],
+    strides: Sequence[int],
+    dtype: np.dtype,
+    owner: object,
+    read_only: bool = False,
+    *,
+    array_type: type[_Array],
+) -> _Array: ...
+def view_memref(
+    address: int,
+    shape: Sequence[int],
+    strides: Sequence[int],
+    dtype: np.dtype,
+    owner: object,
+    read_only: bool = False,
+    *,
+    array_type: type[np.ndarray] | None = None,
+) -> np.ndarray:
     """An array over native memory, writable unless `read_only`: `address` of the first element,
     strides in elements; its `.base.owner` is `owner`, kept alive as long as the array. Of
     `array_type` (an ndarray subclass, e.g. MemRefArray) if given."""
@@ -116,8 +140,11 @@ def view_memref(address: int, shape: Sequence[int], strides: Sequence[int], dtyp
     base = _MemRefView()
     base.owner = owner
     base.__array_interface__ = {
-        "version": 3, "data": (address, read_only), "typestr": typestr,
-        "shape": tuple(shape), "strides": tuple(s * itemsize for s in strides),
+        "version": 3,
+        "data": (address, read_only),
+        "typestr": typestr,
+        "shape": tuple(shape),
+        "strides": tuple(s * itemsize for s in strides),
     }
     array = np.asarray(base)
     if array_type is not None:
@@ -126,6 +153,7 @@ def view_memref(address: int, shape: Sequence[int], strides: Sequence[int], dtyp
 
 
 # --- out through DLPack -----------------------------------------------------------------------
+
 
 def _version(max_version) -> tuple[int, int] | None:
     """The DLPack version to export for a consumer's `max_version`; None: the legacy capsule."""
@@ -148,8 +176,14 @@ def dlpack_copy_reason(array: np.ndarray) -> str | None:
     return None
 
 
-def to_dlpack(array: np.ndarray, *, stream: object = None, max_version: tuple[int, int] | None = None,
-              dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> object:
+def to_dlpack(
+    array: np.ndarray,
+    *,
+    stream: object = None,
+    max_version: tuple[int, int] | None = None,
+    dl_device: tuple[int, int] | None = None,
+    copy: bool | None = None,
+) -> object:
     """A DLPack capsule over `array`'s memory (the `__dlpack__` of the array API standard, for
     every element type of the table: bf16 and f8 too). It holds `array` until the consumer is done.
 
@@ -158,13 +192,13 @@ def to_dlpack(array: np.ndarray, *, stream: object = None, max_version: tuple[in
     `copy=True` always copies. `stream` means nothing for host memory and is ignored."""
     del stream
     if dl_device is not None and tuple(dl_device) != (dl.kDLCPU, 0):
-        raise BufferError(f"cannot export to DLPack device {dl.device_name(*dl_device)}: the array is host "
-                          "memory (kDLCPU:0)")
+        raise BufferError(
+            f"cannot export to DLPack device {dl.device_name(*dl_device)}: the array is host memory (kDLCPU:0)"
+        )
     if not copy:
         reason = dlpack_copy_reason(array)
         if reason is not None and copy is False:
-            raise BufferError(f"the array {reason}: it leaves through DLPack only as a copy; call without "
-                              "copy=False")
+            raise BufferError(f"the array {reason}: it leaves through DLPack only as a copy; call without copy=False")
         copy = reason is not None
     flags = 0
     if copy:
@@ -172,10 +206,19 @@ def to_dlpack(array: np.ndarray, *, stream: object = None, max_version: tuple[in
     dtype = array.dtype
     dltype = dlpack_type_for_dtype(dtype) if dtype.isnative else None
     if dltype is None:
-        raise BufferError(f"dtype {dtype} has no DLPack data type here (the element types of MLIR memrefs in "
-                          "native byte order)")
+        raise BufferError(
+            f"dtype {dtype} has no DLPack data type here (the element types of MLIR memrefs in native byte order)"
+        )
     version = _version(max_version)
     strides = tuple(s // dtype.itemsize for s in array.strides)
     address = array.__array_interface__["data"][0]
-    return dl.new_capsule(array, address, array.shape, strides, dltype, versioned=version is not None,
-                          version=version or dl.VERSION, flags=flags)
+    return dl.new_capsule(
+        array,
+        address,
+        array.shape,
+        strides,
+        dltype,
+        versioned=version is not None,
+        version=version or dl.VERSION,
+        flags=flags,
+    )

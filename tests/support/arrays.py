@@ -11,12 +11,19 @@ def supported_element_types() -> list[tuple[str, np.dtype]]:
     """Every element type the runtime supports, as (MLIR name, NumPy dtype); ml_dtypes ones if present."""
     table = [
         ("i1", np.dtype(np.bool_)),
-        ("i8", np.dtype(np.int8)), ("i16", np.dtype(np.int16)),
-        ("i32", np.dtype(np.int32)), ("i64", np.dtype(np.int64)),
-        ("i8", np.dtype(np.uint8)), ("i16", np.dtype(np.uint16)),
-        ("i32", np.dtype(np.uint32)), ("i64", np.dtype(np.uint64)),
-        ("f16", np.dtype(np.float16)), ("f32", np.dtype(np.float32)), ("f64", np.dtype(np.float64)),
-        ("complex<f32>", np.dtype(np.complex64)), ("complex<f64>", np.dtype(np.complex128)),
+        ("i8", np.dtype(np.int8)),
+        ("i16", np.dtype(np.int16)),
+        ("i32", np.dtype(np.int32)),
+        ("i64", np.dtype(np.int64)),
+        ("i8", np.dtype(np.uint8)),
+        ("i16", np.dtype(np.uint16)),
+        ("i32", np.dtype(np.uint32)),
+        ("i64", np.dtype(np.uint64)),
+        ("f16", np.dtype(np.float16)),
+        ("f32", np.dtype(np.float32)),
+        ("f64", np.dtype(np.float64)),
+        ("complex<f32>", np.dtype(np.complex64)),
+        ("complex<f64>", np.dtype(np.complex128)),
     ]
     try:
         import ml_dtypes

@@ -16,7 +16,8 @@ def installed_mlir() -> Path | None:
     for location in (spec.submodule_search_locations or []) if spec else []:
         path = Path(location)
         if all((path / "bin" / tool).is_file() for tool in MLIR_TOOLS) and all(
-                (path / "lib" / f"lib{lib}.so").is_file() for lib in ("mlir_runner_utils", "mlir_c_runner_utils")):
+            (path / "lib" / f"lib{lib}.so").is_file() for lib in ("mlir_runner_utils", "mlir_c_runner_utils")
+        ):
             return path
     return None
 

@@ -13,8 +13,9 @@ class DLPackProducer:
     `capsules` holds what it handed out (they have no destructor: a capsule nobody took is
     never released)."""
 
-    def __init__(self, array, *, versioned=True, device=(1, 0), flags=0, dtype=None, major=1, row_major=False,
-                 byte_offset=0):
+    def __init__(
+        self, array, *, versioned=True, device=(1, 0), flags=0, dtype=None, major=1, row_major=False, byte_offset=0
+    ):
         from memref_runtime import dlpack as dl
         from memref_runtime.element_types import dlpack_type_for_dtype
 
@@ -66,7 +67,8 @@ class DLPackProducer:
             managed.flags = self.flags
         self._structs.append((managed, dims))
         new = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)(
-            ("PyCapsule_New", ctypes.pythonapi))
+            ("PyCapsule_New", ctypes.pythonapi)
+        )
         self.capsules.append(new(ctypes.addressof(managed), dl.VERSIONED if versioned else dl.LEGACY, None))
         return self.capsules[-1]
 

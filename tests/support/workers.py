@@ -27,10 +27,16 @@ def run_in_parallel_by_default(config: pytest.Config) -> None:
     (pytest-xdist, if installed); a run of chosen files or tests stays in one process unless -n
     says otherwise.
     Runs before xdist's own pytest_configure, which starts the workers."""
-    if (not config.pluginmanager.hasplugin("xdist") or hasattr(config, "workerinput")
-            or config.args_source != pytest.Config.ArgsSource.TESTPATHS
-            or config.option.numprocesses is not None or config.option.tx or config.option.dist != "no"
-            or config.getoption("usepdb", False) or config.getoption("collectonly", False)):
+    if (
+        not config.pluginmanager.hasplugin("xdist")
+        or hasattr(config, "workerinput")
+        or config.args_source != pytest.Config.ArgsSource.TESTPATHS
+        or config.option.numprocesses is not None
+        or config.option.tx
+        or config.option.dist != "no"
+        or config.getoption("usepdb", False)
+        or config.getoption("collectonly", False)
+    ):
         return
     workers = config.hook.pytest_xdist_auto_num_workers(config=config)
     if workers > 1:
@@ -74,14 +80,17 @@ def alone_if_serial(request: pytest.FixtureRequest, tmp_path_factory: pytest.Tem
             while _held_exclusively:
                 os.close(_held_exclusively.pop())
         return
-    with _flock(folder / "turnstile.lock", fcntl.LOCK_EX) as turnstile, \
-            _flock(folder / "run.lock", fcntl.LOCK_SH):
+    with _flock(folder / "turnstile.lock", fcntl.LOCK_EX) as turnstile, _flock(folder / "run.lock", fcntl.LOCK_SH):
         fcntl.flock(turnstile, fcntl.LOCK_UN)
         yield
 
 
-def run_once(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, name: str,
-             run: Callable[[Path], subprocess.CompletedProcess]) -> subprocess.CompletedProcess:
+def run_once(
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    name: str,
+    run: Callable[[Path], subprocess.CompletedProcess],
+) -> subprocess.CompletedProcess:
     """`run(folder)` (a CompletedProcess) once per session, by whichever xdist worker asks first
     (a lock in the folder the workers share); the others read its result. For a module-scoped
     fixture whose tests xdist spreads over several workers."""

@@ -15,4 +15,8 @@ if __name__ == "__main__":
 
     # What a RUN line's %if target=... picked, against this host.
     picked = sys.argv[1]
-    print("the target is this host's architecture" if picked == llvm_arch() else f"target {picked!r}, host {llvm_arch()!r}")
+    print(
+        "the target is this host's architecture"
+        if picked == llvm_arch()
+        else f"target {picked!r}, host {llvm_arch()!r}"
+    )

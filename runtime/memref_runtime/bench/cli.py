@@ -24,8 +24,14 @@ from .inputs import InputError, make_inputs, takes_size
 
 QUICK = {"warmup": 0.005, "repeats": 5, "min_time": 0.02}
 _OPERATORS: dict[type, Callable[..., Any]] = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv, ast.Pow: operator.pow, ast.USub: operator.neg}
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Pow: operator.pow,
+    ast.USub: operator.neg,
+}
 
 
 def _positive_ints(text: str, what: str, low: int) -> list[int]:
@@ -76,8 +82,9 @@ def _expression(text: str):
     try:
         evaluate(tree, 2)
     except (ValueError, TypeError, ZeroDivisionError, RecursionError):
-        raise argparse.ArgumentTypeError(f"expected an arithmetic expression in n (+ - * / // ** and numbers), "
-                                         f"got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected an arithmetic expression in n (+ - * / // ** and numbers), got {text!r}"
+        ) from None
     return lambda n: evaluate(tree, n)
 
 
@@ -102,25 +109,43 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="memref-bench",
         description="Times a function of an MLIR file at each size and opt level, on random inputs drawn from "
-                    "its signature (every dynamic size and integer scalar is the size N), in a native loop.")
+        "its signature (every dynamic size and integer scalar is the size N), in a native loop.",
+    )
     p.add_argument("file", help="the MLIR file")
     p.add_argument("-f", "--function", required=True, help="the public function to time")
-    p.add_argument("--sizes", type=lambda t: _positive_ints(t, "sizes", 0),
-                   help="comma-separated sizes N (needed when the signature has a dynamic size or an integer scalar)")
-    p.add_argument("--opt-levels", type=_opt_levels, default=None,
-                   help="comma-separated opt levels (default: the suite's, MEMREF_RUNTIME_OPT_LEVEL, else 2)")
+    p.add_argument(
+        "--sizes",
+        type=lambda t: _positive_ints(t, "sizes", 0),
+        help="comma-separated sizes N (needed when the signature has a dynamic size or an integer scalar)",
+    )
+    p.add_argument(
+        "--opt-levels",
+        type=_opt_levels,
+        default=None,
+        help="comma-separated opt levels (default: the suite's, MEMREF_RUNTIME_OPT_LEVEL, else 2)",
+    )
     p.add_argument("--pipeline", help="the pass pipeline (default: JitModule's)")
     p.add_argument("--flops", type=_expression, help="floating-point operations per call, in n: adds GFLOP/s")
     p.add_argument("--bytes", type=_expression, help="bytes moved per call, in n: adds GB/s")
-    p.add_argument("--arg", type=_fixed_arg, action="append", default=[], metavar="INDEX=VALUE",
-                   help="fixes scalar argument INDEX (repeatable)")
+    p.add_argument(
+        "--arg",
+        type=_fixed_arg,
+        action="append",
+        default=[],
+        metavar="INDEX=VALUE",
+        help="fixes scalar argument INDEX (repeatable)",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
     p.add_argument("--repeats", type=lambda t: _positive_ints(t, "a count", 1)[0], help="samples per row (default 11)")
     p.add_argument("--min-time", type=_seconds, help="seconds of measurement per row (default 0.1)")
     p.add_argument("--warmup", type=_seconds, help="seconds of warm-up per row (default 0.02)")
-    p.add_argument("--clock", choices=("cpu", "thread", "process", "wall"), default="cpu",
-                   help="what the times count (default cpu: the thread's CPU time, or the process's where the kernel "
-                        "uses threads; wall: elapsed time, which a busy machine stretches)")
+    p.add_argument(
+        "--clock",
+        choices=("cpu", "thread", "process", "wall"),
+        default="cpu",
+        help="what the times count (default cpu: the thread's CPU time, or the process's where the kernel "
+        "uses threads; wall: elapsed time, which a busy machine stretches)",
+    )
     p.add_argument("--quick", action="store_true", help="short runs (5 samples, 0.02 s per row): a smoke test")
     p.add_argument("--json", action="store_true", help="print the rows as JSON instead of the table")
     p.add_argument("--plot", metavar="FILE", help="also draw time (or GFLOP/s, GB/s) against size to FILE (.png, .svg)")
@@ -146,18 +171,20 @@ def measure(args: argparse.Namespace) -> tuple[list, str]:
         jit = JitModule(args.file, pipeline=args.pipeline, opt_level=level)
         pipeline = jit.pipeline
         if args.function not in jit.functions:
-            raise InputError(f"{args.file} has no public function @{args.function}; "
-                             f"it has: {', '.join(jit.functions) or '(none)'}")
+            raise InputError(
+                f"{args.file} has no public function @{args.function}; it has: {', '.join(jit.functions) or '(none)'}"
+            )
         sig = jit.signatures[args.function]
         function = JitFunction(jit, sig)  # not getattr: a function may be called like an attribute (`engine`)
         sized = takes_size(sig)
         if args.sizes is None and sized:
             raise InputError(f"@{args.function}({', '.join(s.mlir for s in sig.inputs)}) takes sizes: give --sizes")
-        for size in (args.sizes if sized else [None]):
+        for size in args.sizes if sized else [None]:
             inputs = make_inputs(sig, size, seed=args.seed, fixed=dict(args.arg))
             counts: dict[str, Any] = {
                 name: (None if getattr(args, name) is None or size is None else getattr(args, name)(size))
-                for name in ("flops", "bytes")}
+                for name in ("flops", "bytes")
+            }
             result = function.benchmark(*inputs, **_options(args), **counts, clock=args.clock)
             rows.append({"size": size, "opt_level": level, "result": result})
     return rows, pipeline
@@ -180,30 +207,48 @@ def table(rows: list, title: str) -> str:
     for row in rows:
         r = row["result"]
         low, high = r.ci
-        line = ["-" if row["size"] is None else str(row["size"]), f"-O{row['opt_level']}", f(r.median),
-                f"{f(low)} to {f(high)}", f(r.min), f"{r.repeats} x {r.number}"]
+        line = [
+            "-" if row["size"] is None else str(row["size"]),
+            f"-O{row['opt_level']}",
+            f(r.median),
+            f"{f(low)} to {f(high)}",
+            f(r.min),
+            f"{r.repeats} x {r.number}",
+        ]
         line += [f"{getattr(r, attr):.3g}" for _, attr in extra]
         line += [f"{baseline[row['size']] / r.median:.2f}x"] * compared
         body.append(line)
     widths = [max(len(c[i]) for c in [head, *body]) for i in range(len(head))]
     text = [title, "  ".join(h.ljust(w) for h, w in zip(head, widths))]
-    text += ["  ".join(c.rjust(w) if i != 3 else c.ljust(w) for i, (c, w) in enumerate(zip(line, widths)))
-             for line in body]
+    text += [
+        "  ".join(c.rjust(w) if i != 3 else c.ljust(w) for i, (c, w) in enumerate(zip(line, widths))) for line in body
+    ]
     overhead, clocks = rows[0]["result"].overhead, sorted({CLOCK_NAMES[row["result"].clock] for row in rows})
-    text.append(f"per call, in a native loop, of {' or '.join(clocks)}; the loop itself costs {f(overhead)} per call "
-                f"(included)")
+    text.append(
+        f"per call, in a native loop, of {' or '.join(clocks)}; the loop itself costs {f(overhead)} per call (included)"
+    )
     return "\n".join(text)
 
 
 def as_json(rows: list, args: argparse.Namespace, pipeline: str) -> str:
     from ..bindings import bindings
 
-    return json.dumps({
-        "file": os.path.abspath(args.file), "function": args.function, "pipeline": pipeline,
-        "machine": {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
-                    "cpus": os.cpu_count(), "python": platform.python_version(), "bindings": bindings().name},
-        "rows": [{"size": r["size"], "opt_level": r["opt_level"], **r["result"].to_dict()} for r in rows],
-    }, indent=2)
+    return json.dumps(
+        {
+            "file": os.path.abspath(args.file),
+            "function": args.function,
+            "pipeline": pipeline,
+            "machine": {
+                "platform": platform.platform(),
+                "processor": platform.processor() or platform.machine(),
+                "cpus": os.cpu_count(),
+                "python": platform.python_version(),
+                "bindings": bindings().name,
+            },
+            "rows": [{"size": r["size"], "opt_level": r["opt_level"], **r["result"].to_dict()} for r in rows],
+        },
+        indent=2,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -32,8 +32,11 @@ class InputError(ValueError):
 
 def takes_size(sig: FunctionSignature) -> bool:
     """Whether anything in the signature depends on N (a dynamic size, an integer scalar)."""
-    return any((isinstance(s, MemRefSpec) and s.shape is not None and DYNAMIC in s.shape)
-               or (isinstance(s, ScalarSpec) and scalar_dtype(s).kind in "iu") for s in sig.inputs)
+    return any(
+        (isinstance(s, MemRefSpec) and s.shape is not None and DYNAMIC in s.shape)
+        or (isinstance(s, ScalarSpec) and scalar_dtype(s).kind in "iu")
+        for s in sig.inputs
+    )
 
 
 def _values(rng: np.random.Generator, dtype: np.dtype, shape: tuple) -> np.ndarray:
@@ -67,8 +70,10 @@ def make_inputs(sig: FunctionSignature, size: int | None, *, seed: int = 0, fixe
     fixed = fixed or {}
     for i in fixed:
         if not 0 <= i < len(sig.inputs) or not isinstance(sig.inputs[i], ScalarSpec):
-            raise InputError(f"--arg {i}=...: @{sig.name} has no scalar argument {i} "
-                             f"(its arguments: {', '.join(s.mlir for s in sig.inputs) or 'none'})")
+            raise InputError(
+                f"--arg {i}=...: @{sig.name} has no scalar argument {i} "
+                f"(its arguments: {', '.join(s.mlir for s in sig.inputs) or 'none'})"
+            )
     args = []
     for i, spec in enumerate(sig.inputs):
         where = f"@{sig.name} argument {i}"
@@ -78,8 +83,9 @@ def make_inputs(sig: FunctionSignature, size: int | None, *, seed: int = 0, fixe
             args.append(fixed[i] if i in fixed else _scalar(spec, size, rng, where))
             continue
         if spec.shape is None:
-            raise InputError(f"{where} is {spec.mlir}, whose rank the signature does not say; "
-                             "memref-bench needs ranked memrefs")
+            raise InputError(
+                f"{where} is {spec.mlir}, whose rank the signature does not say; memref-bench needs ranked memrefs"
+            )
         shape = spec.shape
         if DYNAMIC in shape:
             if size is None:
@@ -88,7 +94,9 @@ def make_inputs(sig: FunctionSignature, size: int | None, *, seed: int = 0, fixe
         dtype = scalar_dtype(spec)
         nbytes = math.prod(shape) * dtype.itemsize
         if nbytes > MAX_ARGUMENT_BYTES:
-            raise InputError(f"{where} ({spec.mlir}) would be {shape}, {nbytes / 2**30:.1f} GiB, at size {size}: "
-                             f"over memref-bench's {MAX_ARGUMENT_BYTES >> 30} GiB per argument")
+            raise InputError(
+                f"{where} ({spec.mlir}) would be {shape}, {nbytes / 2**30:.1f} GiB, at size {size}: "
+                f"over memref-bench's {MAX_ARGUMENT_BYTES >> 30} GiB per argument"
+            )
         args.append(_values(rng, dtype, shape))
     return tuple(args)

@@ -17,8 +17,9 @@ def require() -> Any:
     try:
         import matplotlib
     except ImportError as e:
-        raise ImportError(f"--plot needs matplotlib, which is not installed ({e}); install the `plot` extra: "
-                          f"{EXTRA_HINT}") from e
+        raise ImportError(
+            f"--plot needs matplotlib, which is not installed ({e}); install the `plot` extra: {EXTRA_HINT}"
+        ) from e
     matplotlib.use("Agg")  # no display needed, and none is opened
     import matplotlib.pyplot as plt
 
@@ -29,11 +30,17 @@ def _metric(rows: list) -> tuple[str, Callable[[Any], float], Callable[[Any], tu
     """(axis label, value of a row, (low, high) of a row) of what the plot shows."""
     first = rows[0]["result"]
     if first.gflops is not None:
-        return ("GFLOP/s (median call; bars: its interval)", lambda r: r.gflops,
-                lambda r: (r.flops / r.ci[1] / 1e9, r.flops / r.ci[0] / 1e9))
+        return (
+            "GFLOP/s (median call; bars: its interval)",
+            lambda r: r.gflops,
+            lambda r: (r.flops / r.ci[1] / 1e9, r.flops / r.ci[0] / 1e9),
+        )
     if first.gbps is not None:
-        return ("GB/s (median call; bars: its interval)", lambda r: r.gbps,
-                lambda r: (r.bytes / r.ci[1] / 1e9, r.bytes / r.ci[0] / 1e9))
+        return (
+            "GB/s (median call; bars: its interval)",
+            lambda r: r.gbps,
+            lambda r: (r.bytes / r.ci[1] / 1e9, r.bytes / r.ci[0] / 1e9),
+        )
     return "time per call, s (median; bars: its interval)", lambda r: r.median, lambda r: r.ci
 
 

@@ -100,8 +100,10 @@ class _Bisection:
         outcome = self.checker.run(self.source, lowered=made.lowered, opt_level=level)
         if level == self.opt_level:
             self.outcomes[kept] = outcome
-        self.trail.append(f"{label}, -O{level}: {'FAILS' if outcome.failing else 'passes'}"
-                          + (f" ({outcome.summary})" if outcome.failing else ""))
+        self.trail.append(
+            f"{label}, -O{level}: {'FAILS' if outcome.failing else 'passes'}"
+            + (f" ({outcome.summary})" if outcome.failing else "")
+        )
         return outcome
 
     def prefix(self, k: int) -> Outcome | None:
@@ -149,25 +151,44 @@ def _found(b: _Bisection, index: int, how: str, full: Outcome, at: Outcome | Non
         from .tools import tool
 
         reproduce = f"{tool('mlir-opt')} OUT --pass-pipeline='builtin.module({step.runnable})'"
-    return BisectResult(f"culprit: {step.spelled}", step.spelled, "pipeline", position=index + 1, notes=notes,
-                        before=before.before if isinstance(before, Cut) else None, reproduce=reproduce)
+    return BisectResult(
+        f"culprit: {step.spelled}",
+        step.spelled,
+        "pipeline",
+        position=index + 1,
+        notes=notes,
+        before=before.before if isinstance(before, Cut) else None,
+        reproduce=reproduce,
+    )
 
 
 def _pipeline_level(b: _Bisection, full: Outcome) -> BisectResult:
     n = len(b.steps)
     lo, hi = b.search(0, n)
     if hi - lo == 1:
-        return _found(b, lo, f"{_steps_text(lo, n)} + default lowering pass, {_steps_text(hi, n)} fail", full,
-                      b.outcomes.get(tuple(range(hi))))
+        return _found(
+            b,
+            lo,
+            f"{_steps_text(lo, n)} + default lowering pass, {_steps_text(hi, n)} fail",
+            full,
+            b.outcomes.get(tuple(range(hi))),
+        )
     needed = b.leave_out(lo, hi)
     if len(needed) == 1:
-        return _found(b, needed[0], f"the default lowering cannot finish the cuts between steps {lo} and {hi}; "
-                      f"steps 1-{hi} fail, and pass without this step alone", full, None)
+        return _found(
+            b,
+            needed[0],
+            f"the default lowering cannot finish the cuts between steps {lo} and {hi}; "
+            f"steps 1-{hi} fail, and pass without this step alone",
+            full,
+            None,
+        )
     return BisectResult(
         f"no culprit: the failure comes with steps {lo + 1}-{hi} "
         f"({', '.join(str(s) for s in b.steps[lo:hi])}), which cannot be told apart: the default lowering "
         "cannot finish the pipeline between them (a lowering step cannot be left out)"
-        + (f", and leaving out any one of them {'passes' if needed else 'still fails'}" if hi - lo > 1 else ""))
+        + (f", and leaving out any one of them {'passes' if needed else 'still fails'}" if hi - lo > 1 else "")
+    )
 
 
 def _llvm_level(b: _Bisection, lowered: str) -> BisectResult:
@@ -189,22 +210,29 @@ def _llvm_level(b: _Bisection, lowered: str) -> BisectResult:
                 runs[limit] = str(e)
                 return runs[limit]
             outcome = b.checker.run(b.source, lowered=imported, opt_level=0)
-            b.trail.append(f"opt -O{level} -opt-bisect-limit={limit}, then the JIT at -O0: "
-                           + (f"FAILS ({outcome.summary})" if outcome.failing else "passes"))
+            b.trail.append(
+                f"opt -O{level} -opt-bisect-limit={limit}, then the JIT at -O0: "
+                + (f"FAILS ({outcome.summary})" if outcome.failing else "passes")
+            )
             runs[limit] = outcome
         return runs[limit]
 
     total = whole.total
     full = at(total)
     if isinstance(full, str) or not full.failing:
-        why = ("opt's output cannot be loaded back" if isinstance(full, str) else
-               f"all of opt -O{level}'s passes, then the JIT at -O0, pass: the failure comes from the code "
-               f"generator at -O{level}, which this does not bisect")
+        why = (
+            "opt's output cannot be loaded back"
+            if isinstance(full, str)
+            else f"all of opt -O{level}'s passes, then the JIT at -O0, pass: the failure comes from the code "
+            f"generator at -O{level}, which this does not bisect"
+        )
         return BisectResult(f"no culprit: {why}")
     none = at(0)
     if isinstance(none, str) or none.failing:
-        return BisectResult(f"no culprit: it fails with none of opt -O{level}'s optional passes "
-                            "(-opt-bisect-limit=0; what remains cannot be skipped)")
+        return BisectResult(
+            f"no culprit: it fails with none of opt -O{level}'s optional passes "
+            "(-opt-bisect-limit=0; what remains cannot be skipped)"
+        )
     lo, hi = 0, total
     while hi - lo > 1:
         mid = (lo + hi) // 2
@@ -217,23 +245,36 @@ def _llvm_level(b: _Bisection, lowered: str) -> BisectResult:
 
     notes = [f"opt pass {hi} of {total} at -O{level}; -opt-bisect-limit={lo} passes, {hi} fails"]
     if function.startswith("_mlir_ciface_"):
-        notes.append(f"{function} is the C-interface wrapper of @{function[len('_mlir_ciface_'):]} that a "
-                     "typed call enters (inlined into it above -O0)")
-    return BisectResult(f"culprit: llvm {name} on {function}", name, "llvm", function=function, position=hi,
-                        notes=notes, before=llvm_ir,
-                        reproduce=f"{tool('opt')} {' '.join(llvm_level.opt_args(level, hi))} OUT")
+        notes.append(
+            f"{function} is the C-interface wrapper of @{function[len('_mlir_ciface_') :]} that a "
+            "typed call enters (inlined into it above -O0)"
+        )
+    return BisectResult(
+        f"culprit: llvm {name} on {function}",
+        name,
+        "llvm",
+        function=function,
+        position=hi,
+        notes=notes,
+        before=llvm_ir,
+        reproduce=f"{tool('opt')} {' '.join(llvm_level.opt_args(level, hi))} OUT",
+    )
 
 
 def _without_pipeline(b: _Bisection, full_cut: Cut) -> BisectResult:
     """The check fails with no step of the pipeline: LLVM's optimizations, if -O0 passes."""
     if b.opt_level == 0:
-        return BisectResult("no culprit: it fails with no step of the pipeline (the default lowering alone) at -O0: "
-                            "the module itself, or the default lowering; shrink it with memref-reduce")
+        return BisectResult(
+            "no culprit: it fails with no step of the pipeline (the default lowering alone) at -O0: "
+            "the module itself, or the default lowering; shrink it with memref-reduce"
+        )
     o0 = b.checker.run(b.source, lowered=full_cut.lowered, opt_level=0)
     b.trail.append(f"every step + default lowering, -O0: {'FAILS' if o0.failing else 'passes'}")
     if o0.failing:
-        return BisectResult("no culprit: it fails with no step of the pipeline (the default lowering alone), and at "
-                            "-O0 too: the module itself, or the default lowering; shrink it with memref-reduce")
+        return BisectResult(
+            "no culprit: it fails with no step of the pipeline (the default lowering alone), and at "
+            "-O0 too: the module itself, or the default lowering; shrink it with memref-reduce"
+        )
     return _llvm_level(b, full_cut.lowered)
 
 
@@ -246,8 +287,10 @@ def _decide(b: _Bisection, llvm: bool) -> BisectResult:
         return BisectResult(f"no culprit: the check passes with the whole pipeline at -O{b.opt_level}")
     again = b.prefix(n)
     if again is None or again.key != full.key:
-        return BisectResult("no culprit: the check is not deterministic: the same candidate failed, then "
-                            + ("passed" if again is not None and not again.failing else "failed otherwise"))
+        return BisectResult(
+            "no culprit: the check is not deterministic: the same candidate failed, then "
+            + ("passed" if again is not None and not again.failing else "failed otherwise")
+        )
     none = b.prefix(0)
     if none is None:
         return BisectResult(f"no culprit: the default lowering cannot lower the module alone: {b.cut(())}")
@@ -255,11 +298,23 @@ def _decide(b: _Bisection, llvm: bool) -> BisectResult:
         return _pipeline_level(b, full)
     if not llvm:
         return BisectResult("no culprit: it fails with no step of the pipeline (the default lowering alone)")
-    return _without_pipeline(b, b.cut(tuple(range(n))))
+    everything = b.cut(tuple(range(n)))
+    if not isinstance(everything, Cut):  # the whole pipeline runs, or `prefix` above would have said so
+        return BisectResult(f"no culprit: the whole pipeline does not lower the module: {everything}")
+    return _without_pipeline(b, everything)
 
 
-def bisect_pipeline(module, pipeline: str, check, *, opt_level: int | None = None, python_passes: dict | None = None,
-                    test_args=(), llvm: bool = True, timeout: float = DEFAULT_TIMEOUT) -> BisectResult:
+def bisect_pipeline(
+    module,
+    pipeline: str,
+    check,
+    *,
+    opt_level: int | None = None,
+    python_passes: dict | None = None,
+    test_args=(),
+    llvm: bool = True,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> BisectResult:
     """Finds the step of `pipeline` (`builtin.module(...)`), or else LLVM's optimization pass,
     after which `check` fails on `module` (MLIR text or a path).
 
@@ -288,15 +343,17 @@ def _set_up_typed_call(b: _Bisection) -> None:
     from .typed_call import draw_failing_inputs
 
     runner = b.checker.typed_call
+    assert runner is not None  # called for an Against check only
     runner.set_signature(signature_of(b.source, runner.against.function))
     inputs = runner.against.inputs
     whole = b.cut(tuple(range(len(b.steps))))
     if inputs is None and isinstance(whole, Cut):
-        ended = run_forked(lambda: draw_failing_inputs(b.source, whole.lowered, b.opt_level, runner.against),
-                           b.timeout)
+        ended = run_forked(lambda: draw_failing_inputs(b.source, whole.lowered, b.opt_level, runner.against), b.timeout)
         if ended.how != "ok" or isinstance(ended.value, Outcome):
             why = ended.value.summary if ended.how == "ok" else ended.description
-            raise ValueError(f"Against({runner.against.function!r}) without inputs: check_against found no failing "
-                             f"example to bisect with ({why})")
+            raise ValueError(
+                f"Against({runner.against.function!r}) without inputs: check_against found no failing "
+                f"example to bisect with ({why})"
+            )
         inputs = ended.value
-    runner.set_probes([list(inputs)])
+    runner.set_probes([list(inputs or ())])

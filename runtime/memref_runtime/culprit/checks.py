@@ -28,7 +28,7 @@ import subprocess
 import tempfile
 import time
 from collections import Counter
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..settings import OPT_LEVEL_ENV
 from .isolation import run_forked
@@ -57,8 +57,9 @@ class RerunCheck:
 class Checker:
     """Runs one check on candidates; counts the runs and their time."""
 
-    def __init__(self, check, *, test_args: Sequence[str] = (), pipeline: str | None = None,
-                 timeout: float = DEFAULT_TIMEOUT):
+    def __init__(
+        self, check, *, test_args: Sequence[str] = (), pipeline: str | None = None, timeout: float = DEFAULT_TIMEOUT
+    ):
         from .typed_call import Against
 
         if isinstance(check, (str, os.PathLike)):
@@ -68,13 +69,17 @@ class Checker:
                 raise TypeError(f"check: expected a command (a path or a list of strings), got {check!r}")
             self.command: list[str] | None = [os.fspath(a) for a in check] + list(test_args)
             if shutil.which(self.command[0]) is None:
-                raise ValueError(f"check: {self.command[0]!r} is no executable (a script needs its x bit, "
-                                 "or give the interpreter first: [python, script])")
+                raise ValueError(
+                    f"check: {self.command[0]!r} is no executable (a script needs its x bit, "
+                    "or give the interpreter first: [python, script])"
+                )
         elif isinstance(check, (Against, RerunCheck)) or callable(check):
             self.command = None
         else:
-            raise TypeError("check: expected a command (a path or an argv list), a callable taking a JitModule, "
-                            f"Against(...) or a RerunCheck, got {type(check).__name__}")
+            raise TypeError(
+                "check: expected a command (a path or an argv list), a callable taking a JitModule, "
+                f"Against(...) or a RerunCheck, got {type(check).__name__}"
+            )
         if timeout < 0:
             raise ValueError(f"timeout: expected seconds >= 0 (0: no limit), got {timeout!r}")
         self.check, self.pipeline, self.timeout = check, pipeline, timeout
@@ -116,14 +121,16 @@ class Checker:
         return PASSED
 
     def _run_command(self, text: str, opt_level: int) -> Outcome:
+        assert self.command is not None  # run() calls this for a command check only
         fd, path = tempfile.mkstemp(prefix="memref_culprit_", suffix=".mlir")
         try:
             with os.fdopen(fd, "w") as f:
                 f.write(text)
             env = dict(os.environ, **{OPT_LEVEL_ENV: str(opt_level)})
             try:
-                done = subprocess.run(self.command + [path], capture_output=True, text=True, env=env,
-                                      timeout=self.timeout or None)
+                done = subprocess.run(
+                    self.command + [path], capture_output=True, text=True, env=env, timeout=self.timeout or None
+                )
             except subprocess.TimeoutExpired:
                 self.ended["hung"] += 1
                 return Outcome(True, "timeout", f"no answer after {self.timeout:g} s (killed)")
@@ -131,8 +138,7 @@ class Checker:
             os.unlink(path)
         if done.returncode == 0:
             return PASSED
-        how = (f"exit status {done.returncode}" if done.returncode > 0
-               else f"killed by signal {-done.returncode}")
+        how = f"exit status {done.returncode}" if done.returncode > 0 else f"killed by signal {-done.returncode}"
         said = first_line((done.stderr or "").splitlines()[-1] if (done.stderr or "").strip() else done.stdout or "")
         raised = _python_exception(done.stderr or "")
         return Outcome(True, how + (f" after {raised}" if raised else ""), how + (f": {said}" if said else ""))
@@ -157,4 +163,3 @@ def describe(check) -> str:
     if isinstance(check, (list, tuple)):
         return " ".join(os.fspath(a) for a in check)
     return getattr(check, "__qualname__", None) or repr(check)
-

@@ -55,14 +55,28 @@ def _seconds(text: str) -> float:
 
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("input", metavar="INPUT.mlir", help="the module")
-    parser.add_argument("--test", metavar="SCRIPT", help="the interestingness test: run with its --test-arg "
-                        "arguments and the candidate file last; a non-zero exit status means still failing")
+    parser.add_argument(
+        "--test",
+        metavar="SCRIPT",
+        help="the interestingness test: run with its --test-arg "
+        "arguments and the candidate file last; a non-zero exit status means still failing",
+    )
     parser.add_argument("--test-arg", action="append", default=[], metavar="ARG", help="an argument of SCRIPT")
     parser.add_argument("-o", dest="output", metavar="OUT", help="where to write the result")
-    parser.add_argument("--opt-level", type=_opt_level, default=None, metavar="N",
-                        help="the JIT's opt level for the candidates (default: the suite's, 2)")
-    parser.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS",
-                        help=f"time limit of one check run (default {DEFAULT_TIMEOUT:g}; 0: none)")
+    parser.add_argument(
+        "--opt-level",
+        type=_opt_level,
+        default=None,
+        metavar="N",
+        help="the JIT's opt level for the candidates (default: the suite's, 2)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"time limit of one check run (default {DEFAULT_TIMEOUT:g}; 0: none)",
+    )
 
 
 def _write(path: str, text: str) -> None:
@@ -75,14 +89,21 @@ def bisect_main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="memref-bisect",
         description="Find the pass of a pipeline, or else the LLVM optimization, after which the test says "
-                    "the module fails. The candidate handed to SCRIPT is the module lowered to the LLVM dialect "
-                    "(the first passes of the pipeline, then the default lowering); the environment says its "
-                    "JIT opt level (MEMREF_RUNTIME_OPT_LEVEL, which JitModule follows).",
-        epilog="Exit status: 0 a culprit was found, 1 none was, 2 a usage error.")
+        "the module fails. The candidate handed to SCRIPT is the module lowered to the LLVM dialect "
+        "(the first passes of the pipeline, then the default lowering); the environment says its "
+        "JIT opt level (MEMREF_RUNTIME_OPT_LEVEL, which JitModule follows).",
+        epilog="Exit status: 0 a culprit was found, 1 none was, 2 a usage error.",
+    )
     _common(parser)
     parser.add_argument("--pass-pipeline", required=True, metavar="PIPELINE", help="builtin.module(...)")
-    parser.add_argument("--python-pass", action="append", type=_python_pass, default=[], metavar="NAME=MODULE:FUNCTION",
-                        help="a Python pass (run(op, pass_)) that the pipeline names NAME")
+    parser.add_argument(
+        "--python-pass",
+        action="append",
+        type=_python_pass,
+        default=[],
+        metavar="NAME=MODULE:FUNCTION",
+        help="a Python pass (run(op, pass_)) that the pipeline names NAME",
+    )
     parser.add_argument("--no-llvm", action="store_true", help="do not bisect LLVM's optimizations")
     args = parser.parse_args(argv)
     if not args.test:
@@ -93,9 +114,16 @@ def bisect_main(argv: list[str] | None = None) -> int:
     from .pipeline import PipelineError
 
     try:
-        result = bisect_pipeline(args.input, args.pass_pipeline, args.test, test_args=args.test_arg,
-                                 opt_level=args.opt_level, python_passes=dict(args.python_pass),
-                                 llvm=not args.no_llvm, timeout=args.timeout)
+        result = bisect_pipeline(
+            args.input,
+            args.pass_pipeline,
+            args.test,
+            test_args=args.test_arg,
+            opt_level=args.opt_level,
+            python_passes=dict(args.python_pass),
+            llvm=not args.no_llvm,
+            timeout=args.timeout,
+        )
     except (PipelineError, ValueError, FileNotFoundError) as e:
         parser.error(str(e))
     report = result.report()
@@ -131,12 +159,24 @@ def _lit_param(text: str) -> tuple[str, str]:
 
 
 def _test_options(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("from a failing lit test (INPUT is the test, and neither --test nor --function "
-                                      "is given)")
-    group.add_argument("--module", type=int, metavar="N", help="the test's N-th JitModule (default: the one whose "
-                       "function was first called last; the report lists them)")
-    group.add_argument("-D", dest="params", action="append", type=_lit_param, default=[], metavar="NAME=VALUE",
-                       help="a lit parameter, as lit -D takes it")
+    group = parser.add_argument_group(
+        "from a failing lit test (INPUT is the test, and neither --test nor --function is given)"
+    )
+    group.add_argument(
+        "--module",
+        type=int,
+        metavar="N",
+        help="the test's N-th JitModule (default: the one whose function was first called last; the report lists them)",
+    )
+    group.add_argument(
+        "-D",
+        dest="params",
+        action="append",
+        type=_lit_param,
+        default=[],
+        metavar="NAME=VALUE",
+        help="a lit parameter, as lit -D takes it",
+    )
     group.add_argument("--no-bisect", action="store_true", help="only reduce")
     group.add_argument("--no-llvm", action="store_true", help="do not bisect LLVM's optimizations")
 
@@ -146,9 +186,16 @@ def _from_test(args, parser) -> int:
     from .from_test import culprit_of_test
 
     try:
-        found = culprit_of_test(args.input, module=args.module, params=dict(args.params), bisect=not args.no_bisect,
-                                llvm=not args.no_llvm, write_test=args.write_test, timeout=args.timeout,
-                                time_limit=args.time_limit)
+        found = culprit_of_test(
+            args.input,
+            module=args.module,
+            params=dict(args.params),
+            bisect=not args.no_bisect,
+            llvm=not args.no_llvm,
+            write_test=args.write_test,
+            timeout=args.timeout,
+            time_limit=args.time_limit,
+        )
     except ValueError as e:
         print(f"memref-reduce: {e}", file=sys.stderr)
         return 1
@@ -173,27 +220,43 @@ def reduce_main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="memref-reduce",
         description="Shrink a module while the test keeps saying it fails the same way (the same exit status). "
-                    "The candidate handed to SCRIPT is a module like the input, not lowered. Instead of a "
-                    "script, --function and --reference compare a typed call with a Python reference, on "
-                    "--inputs or on the inputs check_against draws. INPUT may also be a failing test of a lit "
-                    "suite (lit_tests/foo.py, lit_tests/foo.mlir): then its module, pipeline and opt level are "
-                    "found from the test, which is the check: its pipeline is bisected, its module reduced, and "
-                    "the regression test written (default: beside the test, <name>_reduced.<ext>).",
-        epilog="Exit status: 0 reduced, 1 the input does not fail, 2 a usage error.")
+        "The candidate handed to SCRIPT is a module like the input, not lowered. Instead of a "
+        "script, --function and --reference compare a typed call with a Python reference, on "
+        "--inputs or on the inputs check_against draws. INPUT may also be a failing test of a lit "
+        "suite (lit_tests/foo.py, lit_tests/foo.mlir): then its module, pipeline and opt level are "
+        "found from the test, which is the check: its pipeline is bisected, its module reduced, and "
+        "the regression test written (default: beside the test, <name>_reduced.<ext>).",
+        epilog="Exit status: 0 reduced, 1 the input does not fail, 2 a usage error.",
+    )
     _common(parser)
     _test_options(parser)
-    parser.add_argument("--pass-pipeline", metavar="PIPELINE", help="how a Python check lowers the candidates "
-                        "(default: the runtime's default lowering)")
+    parser.add_argument(
+        "--pass-pipeline",
+        metavar="PIPELINE",
+        help="how a Python check lowers the candidates (default: the runtime's default lowering)",
+    )
     parser.add_argument("--function", metavar="NAME", help="the function a typed call calls")
-    parser.add_argument("--reference", type=lambda t: _named_callable(t, "--reference"), metavar="MODULE:FUNCTION",
-                        help="its reference, as check_against takes one")
+    parser.add_argument(
+        "--reference",
+        type=lambda t: _named_callable(t, "--reference"),
+        metavar="MODULE:FUNCTION",
+        help="its reference, as check_against takes one",
+    )
     parser.add_argument("--inputs", metavar="FILE.npz", help="the failing inputs, in order (numpy.savez)")
     parser.add_argument("--rtol", type=float, help="the comparison's relative tolerance")
     parser.add_argument("--atol", type=float, help="the comparison's absolute tolerance")
-    parser.add_argument("--write-test", metavar="FILE.py", help="write the regression test there: a lit test, or "
-                        "a pytest test when the name starts with test_")
-    parser.add_argument("--time-limit", type=_seconds, default=300.0, metavar="SECONDS",
-                        help="stop reducing after this long (default 300)")
+    parser.add_argument(
+        "--write-test",
+        metavar="FILE.py",
+        help="write the regression test there: a lit test, or a pytest test when the name starts with test_",
+    )
+    parser.add_argument(
+        "--time-limit",
+        type=_seconds,
+        default=300.0,
+        metavar="SECONDS",
+        help="stop reducing after this long (default 300)",
+    )
     parser.add_argument("--mlir-reduce", action="store_true", help="run the wheel's mlir-reduce first")
     args = parser.parse_args(argv)
     check = _against(args, parser) or args.test
@@ -206,9 +269,17 @@ def reduce_main(argv: list[str] | None = None) -> int:
     from .reduction import reduce
 
     try:
-        result = reduce(args.input, check, pipeline=args.pass_pipeline, opt_level=args.opt_level,
-                        test_args=args.test_arg if args.test else (), timeout=args.timeout,
-                        time_limit=args.time_limit, mlir_reduce=args.mlir_reduce, write_test=args.write_test)
+        result = reduce(
+            args.input,
+            check,
+            pipeline=args.pass_pipeline,
+            opt_level=args.opt_level,
+            test_args=args.test_arg if args.test else (),
+            timeout=args.timeout,
+            time_limit=args.time_limit,
+            mlir_reduce=args.mlir_reduce,
+            write_test=args.write_test,
+        )
     except ValueError as e:
         print(f"memref-reduce: {e}", file=sys.stderr)
         return 1

@@ -70,8 +70,12 @@ def _resolve(module, path: Path):
 def _is_terminator(op) -> bool:
     # What every dialect here ends a block with; an op without results and successors that
     # ends its block is treated alike (scf.yield, func.return, affine.yield, cf.br, ...).
-    return op.name.endswith((".yield", ".return", ".terminator")) or op.name in ("cf.br", "cf.cond_br",
-                                                                                  "llvm.return", "llvm.br")
+    return op.name.endswith((".yield", ".return", ".terminator")) or op.name in (
+        "cf.br",
+        "cf.cond_br",
+        "llvm.return",
+        "llvm.br",
+    )
 
 
 def removable(text: str, path: Path) -> list[int]:
@@ -129,8 +133,12 @@ def scalar_values(text: str) -> list[tuple[int, int, str]]:
                 continue
             for k, result in enumerate(op.results):
                 kind = str(result.type)
-                if (kind == "index" or kind.startswith("i") and kind[1:].isdigit()
-                        or kind in ("f16", "bf16", "f32", "f64")) and any(True for _ in result.uses):
+                if (
+                    kind == "index"
+                    or kind.startswith("i")
+                    and kind[1:].isdigit()
+                    or kind in ("f16", "bf16", "f32", "f64")
+                ) and any(True for _ in result.uses):
                     found.append((n, k, kind))
     return found
 

@@ -50,8 +50,9 @@ class LitTestCheck(RerunCheck):
                 env = {environment.CANDIDATE: encode(self.module.sha, lowered is not None, opt_level, path)}
                 run = self.lit.run(env, timeout=timeout)
             else:
-                run = self.lit.run(rewrite=lambda step: self._rewritten(step, path, lowered is not None, opt_level),
-                                   timeout=timeout)
+                run = self.lit.run(
+                    rewrite=lambda step: self._rewritten(step, path, lowered is not None, opt_level), timeout=timeout
+                )
             run.close()
             return run.outcome
         finally:
@@ -70,8 +71,12 @@ class LitTestCheck(RerunCheck):
             if step.line == module.step_line and c == module.command and lowered:
                 args = [a for i, a in enumerate(args) if i not in module.pass_args]
             args = [path if not a.startswith("-") and os.path.realpath(a) == self.lit.source else a for a in args]
-            if step.line == module.step_line and module.runner and c == module.runner[0] \
-                    and opt_level != module.opt_level:
+            if (
+                step.line == module.step_line
+                and module.runner
+                and c == module.runner[0]
+                and opt_level != module.opt_level
+            ):
                 args = [a for a in args if not re.fullmatch(r"-O[0-3]", a)] + [f"-O{opt_level}"]
             commands[c] = sh.Command(args, command.redirects)
         return sh.Pipeline(commands, step.command.negate, step.command.pipe_err)
@@ -93,8 +98,11 @@ class LitTestCheck(RerunCheck):
         check = re.compile(r"^\s*//\s*(" + "|".join(map(re.escape, prefixes)) + r")(-[A-Z]+(-\d+)?)?\s*:")
         checks = [line for n, line in enumerate(lines, 1) if check.match(line) and (last is None or n <= last)]
         # No words of the failure here: FileCheck would read `CHECK-NEXT:` in a comment as a directive.
-        header = [f"// Regression test written by memref-reduce from {os.path.basename(self.lit.source)} "
-                  f"({result.ops_before} -> {result.ops_after} ops): it fails while the bug is there.", "//"]
+        header = [
+            f"// Regression test written by memref-reduce from {os.path.basename(self.lit.source)} "
+            f"({result.ops_before} -> {result.ops_after} ops): it fails while the bug is there.",
+            "//",
+        ]
         return "\n".join(header + directives + ["", result.module.strip(), ""] + checks) + "\n"
 
 
@@ -114,18 +122,25 @@ def with_reduced_module(original: str, test_path: str, module: FoundModule, redu
         quoted = re.compile(r"([\"'])" + re.escape(name) + r"([\"'])")
         lines = original.splitlines(keepends=True)
         site = module.site
-        at = site[1] - 1 if site and os.path.realpath(site[0]) == os.path.realpath(test_path) \
-            and site[1] <= len(lines) else None
-        targets = [at] if at is not None and quoted.search(lines[at]) else [
-            i for i, line in enumerate(lines) if quoted.search(line)]
+        at = (
+            site[1] - 1
+            if site and os.path.realpath(site[0]) == os.path.realpath(test_path) and site[1] <= len(lines)
+            else None
+        )
+        targets = (
+            [at]
+            if at is not None and quoted.search(lines[at])
+            else [i for i, line in enumerate(lines) if quoted.search(line)]
+        )
         if targets:
             with open(os.path.join(os.path.dirname(path), f"{stem}_reduced{suffix}"), "w") as f:
                 f.write(reduced)
             for i in targets:
                 lines[i] = quoted.sub(rf"\g<1>{stem}_reduced{suffix}\g<2>", lines[i])
             return "".join(lines)
-    raise ValueError("the module is neither a literal of the test nor a file it names by its name (the reduced "
-                     "module is in -o OUT)")
+    raise ValueError(
+        "the module is neither a literal of the test nor a file it names by its name (the reduced module is in -o OUT)"
+    )
 
 
 @dataclass
@@ -141,8 +156,10 @@ class CulpritOfTest:
     notes: list[str] = field(default_factory=list)
 
     def report(self) -> str:
-        lines = [f"the test fails: {self.failure}",
-                 f"its module: {self._what()}; pipeline {self.module.pipeline}, -O{self.module.opt_level}"]
+        lines = [
+            f"the test fails: {self.failure}",
+            f"its module: {self._what()}; pipeline {self.module.pipeline}, -O{self.module.opt_level}",
+        ]
         lines += [f"  {n}" for n in self.module.notes + self.notes]
         if self.bisection is not None:
             lines.append(self.bisection.report())
@@ -159,9 +176,18 @@ class CulpritOfTest:
         return "a JitModule" + (f" (its @{self.module.function} called)" if self.module.function else "")
 
 
-def culprit_of_test(path: str, *, module: int | None = None, params: dict | None = None, bisect: bool = True,
-                    llvm: bool = True, reduce: bool = True, write_test: str | None = None,
-                    timeout: float = DEFAULT_TIMEOUT, time_limit: float = 300.0) -> CulpritOfTest:
+def culprit_of_test(
+    path: str,
+    *,
+    module: int | None = None,
+    params: dict | None = None,
+    bisect: bool = True,
+    llvm: bool = True,
+    reduce: bool = True,
+    write_test: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    time_limit: float = 300.0,
+) -> CulpritOfTest:
     """Runs lit test `path`, finds the module it fails with, bisects its pipeline and reduces it
     with the test as the check; writes the regression test to `write_test` (default: beside the
     test, `<name>_reduced.<ext>`). ValueError when the test passes or its module cannot be found."""
@@ -173,14 +199,24 @@ def culprit_of_test(path: str, *, module: int | None = None, params: dict | None
             raise ValueError(f"TEST: {path} passes: nothing to bisect or reduce")
         failed_at = re.match(r"RUN line (\d+)", first.outcome.key)
         line = int(failed_at.group(1)) if failed_at else 0
-        found = from_python_test(first.folder, module) if not lit.source.endswith(".mlir") \
-            else from_mlir_test(lit, line)
+        found = (
+            from_python_test(first.folder, module) if not lit.source.endswith(".mlir") else from_mlir_test(lit, line)
+        )
     finally:
         first.close()
     stem, suffix = os.path.splitext(lit.source)
-    result = bisect_and_reduce(LitTestCheck(lit, found), found, first.outcome.summary, bisect=bisect, llvm=llvm,
-                               reduce=reduce, write_test=write_test or f"{stem}_reduced{suffix}", timeout=timeout,
-                               time_limit=time_limit, run_test=lambda test: _run_lit_test(test, timeout))
+    result = bisect_and_reduce(
+        LitTestCheck(lit, found),
+        found,
+        first.outcome.summary,
+        bisect=bisect,
+        llvm=llvm,
+        reduce=reduce,
+        write_test=write_test or f"{stem}_reduced{suffix}",
+        timeout=timeout,
+        time_limit=time_limit,
+        run_test=lambda test: _run_lit_test(test, timeout),
+    )
     result.seconds = time.perf_counter() - start
     return result
 
@@ -191,23 +227,41 @@ def _run_lit_test(path: str, timeout: float) -> Outcome:
     return ran.outcome
 
 
-def bisect_and_reduce(check: RerunCheck, found: FoundModule, failure: str, *, bisect: bool, llvm: bool, reduce: bool,
-                      write_test: str | None, timeout: float, time_limit: float, run_test=None) -> CulpritOfTest:
+def bisect_and_reduce(
+    check: RerunCheck,
+    found: FoundModule,
+    failure: str,
+    *,
+    bisect: bool,
+    llvm: bool,
+    reduce: bool,
+    write_test: str | None,
+    timeout: float,
+    time_limit: float,
+    run_test=None,
+) -> CulpritOfTest:
     """bisect_pipeline, then reduce, of `found` with the test rerun as the check (`check`); the
     regression test written to `write_test`, then run by `run_test(path) -> Outcome`."""
     result = CulpritOfTest(failure, found)
     if bisect:
         from .bisect import bisect_pipeline
 
-        result.bisection = bisect_pipeline(found.source, found.pipeline, check, opt_level=found.opt_level, llvm=llvm,
-                                           timeout=timeout)
+        result.bisection = bisect_pipeline(
+            found.source, found.pipeline, check, opt_level=found.opt_level, llvm=llvm, timeout=timeout
+        )
     if not reduce:
         return result
     from .reduction import reduce as reduce_module
 
     try:
-        result.reduction = reduce_module(found.source, check, opt_level=found.opt_level, timeout=timeout,
-                                         time_limit=time_limit, write_test=write_test)
+        result.reduction = reduce_module(
+            found.source,
+            check,
+            opt_level=found.opt_level,
+            timeout=timeout,
+            time_limit=time_limit,
+            write_test=write_test,
+        )
     except ValueError as e:
         result.notes.append(f"no reduction: {e}")
         return result
@@ -218,9 +272,11 @@ def bisect_and_reduce(check: RerunCheck, found: FoundModule, failure: str, *, bi
             result.regression = f"could not run it: {e}"
             return result
         same = _comparable(ran.key) == _comparable(result.reduction.failure_key)
-        result.regression = ("PASSES (it should fail while the bug is there)" if not ran.failing else
-                             f"fails {'the same way as the test' if same else 'otherwise than the test'}: "
-                             f"{ran.summary}")
+        result.regression = (
+            "PASSES (it should fail while the bug is there)"
+            if not ran.failing
+            else f"fails {'the same way as the test' if same else 'otherwise than the test'}: {ran.summary}"
+        )
     return result
 
 

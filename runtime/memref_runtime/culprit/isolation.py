@@ -21,7 +21,8 @@ import signal
 import sys
 import tempfile
 import time
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 TAIL = 2000  # characters of a crashed child's output kept for its description
 
@@ -45,7 +46,7 @@ def _signal_name(number: int) -> str:
 
 def _read_all(fd: int, deadline: float) -> bytes | None:
     """Everything written to `fd` until EOF, None when the deadline passes first."""
-    chunks = []
+    chunks: list[bytes] = []
     while True:
         left = deadline - time.monotonic()
         if left <= 0 or not select.select([fd], [], [], left)[0]:
@@ -111,4 +112,3 @@ def run_forked(job: Callable[[], Any], timeout: float) -> Ended:
     if os.WIFSIGNALED(status):
         return Ended("crash", None, f"killed by {_signal_name(os.WTERMSIG(status))}", output)
     return Ended("crash", None, f"exited with status {os.waitstatus_to_exitcode(status)} before answering", output)
-

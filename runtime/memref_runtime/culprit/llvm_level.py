@@ -42,8 +42,11 @@ def host_triple() -> str:
 def opt_args(opt_level: int, limit: int) -> list[str]:
     """opt's arguments for `-O<opt_level>` with its first `limit` passes (-1: all), LLVM IR to stdout."""
     triple = host_triple()
-    return ([f"-O{opt_level}"] + ([f"-mtriple={triple}"] if triple else [])
-            + ["-mcpu=native", f"-opt-bisect-limit={limit}", "-S"])
+    return (
+        [f"-O{opt_level}"]
+        + ([f"-mtriple={triple}"] if triple else [])
+        + ["-mcpu=native", f"-opt-bisect-limit={limit}", "-S"]
+    )
 
 
 def to_llvm_ir(lowered: str) -> str:

@@ -75,4 +75,3 @@ def run_mlir_reduce(reducer) -> str | None:
                 return None
         with open(out) as f:
             return f.read()
-

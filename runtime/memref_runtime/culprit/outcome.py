@@ -37,7 +37,7 @@ def mask_volatile(text: str) -> str:
 
 def first_line(text: str, limit: int = 200) -> str:
     line = next((s.strip() for s in text.splitlines() if s.strip()), "")
-    return line if len(line) <= limit else line[:limit - 3] + "..."
+    return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
 def exception_outcome(error: BaseException) -> Outcome:

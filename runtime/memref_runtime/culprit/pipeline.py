@@ -10,7 +10,8 @@ each work on one op (a function) at a time, so their order per op is all that ma
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 from ..bindings import bindings
 from ..jit.lowering import default_pipeline, lower_printed
@@ -48,7 +49,7 @@ def _nested(element: str) -> tuple[str, str] | None:
     paren, brace = element.find("("), element.find("{")
     if paren < 0 or (0 <= brace < paren) or not element.endswith(")"):
         return None
-    return element[:paren].strip(), element[paren + 1:-1]
+    return element[:paren].strip(), element[paren + 1 : -1]
 
 
 def _open(element: str, anchors: tuple, python_passes: dict) -> list[Step]:
@@ -56,8 +57,10 @@ def _open(element: str, anchors: tuple, python_passes: dict) -> list[Step]:
     if nested is None:
         python = python_passes.get(pass_name(element))
         if python is not None and anchors:
-            raise PipelineError(f"Python pass {element!r} inside {'('.join(anchors)}(...): a Python pass "
-                                "runs on the whole module; put it at the top level of the pipeline")
+            raise PipelineError(
+                f"Python pass {element!r} inside {'('.join(anchors)}(...): a Python pass "
+                "runs on the whole module; put it at the top level of the pipeline"
+            )
         return [Step(element, anchors, python)]
     anchor, inner = nested
     passes = top_level_passes(module_pipeline([inner])) if inner.strip() else []

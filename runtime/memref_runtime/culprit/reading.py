@@ -36,7 +36,8 @@ def read_module(module) -> str:
     if not isinstance(module, (str, os.PathLike)):
         raise TypeError(f"module: expected MLIR text or a path, got {type(module).__name__}")
     if not os.path.isfile(module):
-        raise FileNotFoundError(f"module: expected MLIR text or the path of a file, got {os.fspath(module)!r}, "
-                                "which is no file")
+        raise FileNotFoundError(
+            f"module: expected MLIR text or the path of a file, got {os.fspath(module)!r}, which is no file"
+        )
     with open(module) as f:
         return f.read()

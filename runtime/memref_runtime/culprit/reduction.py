@@ -53,8 +53,10 @@ class Reduction:
     failure_key: str = ""  # the kept failure as the check keys it ("the same way")
 
     def report(self) -> str:
-        lines = [f"reduced: {self.ops_before} -> {self.ops_after} ops in {self.seconds:.1f} s, {self.runs} check runs",
-                 f"  still failing the same way: {self.failure}"]
+        lines = [
+            f"reduced: {self.ops_before} -> {self.ops_after} ops in {self.seconds:.1f} s, {self.runs} check runs",
+            f"  still failing the same way: {self.failure}",
+        ]
         lines += [f"  {s}" for s in self.stages] + [f"  {n}" for n in self.notes]
         if self.test:
             lines.append(f"  regression test: {self.test}")
@@ -89,7 +91,7 @@ class _Reducer:
         while units and not self.late():
             i = 0
             while i < len(units):
-                if self.interesting(edits.erase(self.text, path, units[i:i + chunk])):
+                if self.interesting(edits.erase(self.text, path, units[i : i + chunk])):
                     units = edits.removable(self.text, path)
                 else:
                     i += chunk
@@ -127,9 +129,18 @@ def _stage(name: str, before: int, text: str, runs_before: int, checker: Checker
     return f"{name}: {before} -> {edits.count_ops(text)} ops, {checker.runs - runs_before} check runs"
 
 
-def reduce(module, check, *, pipeline: str | None = None, opt_level: int | None = None, test_args=(),
-           timeout: float = DEFAULT_TIMEOUT, time_limit: float = DEFAULT_TIME_LIMIT, mlir_reduce: bool = False,
-           write_test: str | None = None) -> Reduction:
+def reduce(
+    module,
+    check,
+    *,
+    pipeline: str | None = None,
+    opt_level: int | None = None,
+    test_args=(),
+    timeout: float = DEFAULT_TIMEOUT,
+    time_limit: float = DEFAULT_TIME_LIMIT,
+    mlir_reduce: bool = False,
+    write_test: str | None = None,
+) -> Reduction:
     """Shrinks `module` (MLIR text or a path) while `check` keeps failing the same way.
 
     `check`: a command (the candidate module file appended, a non-zero exit status meaning
@@ -155,8 +166,10 @@ def reduce(module, check, *, pipeline: str | None = None, opt_level: int | None 
         raise ValueError(f"reduce: the check passes on the input module ({describe_check(checker)}): nothing to reduce")
     again = checker.run(text, opt_level=level)
     if again.key != original.key:
-        raise ValueError("reduce: the check is not deterministic: on the input module it failed with "
-                         f"{original.summary!r}, then {'passed' if not again.failing else repr(again.summary)}")
+        raise ValueError(
+            "reduce: the check is not deterministic: on the input module it failed with "
+            f"{original.summary!r}, then {'passed' if not again.failing else repr(again.summary)}"
+        )
     reducer = _Reducer(text, checker, level, original.key, time.monotonic() + time_limit)
     if mlir_reduce:
         _mlir_reduce_stage(reducer, result)
@@ -171,8 +184,9 @@ def reduce(module, check, *, pipeline: str | None = None, opt_level: int | None 
         from .regression import CannotWrite, write_regression_test
 
         try:
-            result.test = write_regression_test(write_test, result, check, pipeline=pipeline, opt_level=level,
-                                                test_args=test_args)
+            result.test = write_regression_test(
+                write_test, result, check, pipeline=pipeline, opt_level=level, test_args=test_args
+            )
         except CannotWrite as e:
             result.notes.append(f"no regression test written: {e}")
     result.runs, result.seconds = checker.runs, time.perf_counter() - start
@@ -186,8 +200,11 @@ def _reduce_rounds(reducer: _Reducer, result: Reduction, literals: list[str]) ->
         reducer.erase_round()
         reducer.cleanups()
         reducer.constants(literals)
-        result.stages.append(_stage(f"round {round_number} (erase ops, canonicalize/cse, constants)", before,
-                                    reducer.text, runs, checker))
+        result.stages.append(
+            _stage(
+                f"round {round_number} (erase ops, canonicalize/cse, constants)", before, reducer.text, runs, checker
+            )
+        )
         if reducer.text == text or reducer.late():
             return
 
@@ -214,8 +231,9 @@ def describe_check(checker: Checker) -> str:
     return describe(checker.command or checker.check)
 
 
-def _set_up_typed_call(checker: Checker, text: str, pipeline, level: int, timeout: float,
-                       result: Reduction) -> list[str]:
+def _set_up_typed_call(
+    checker: Checker, text: str, pipeline, level: int, timeout: float, result: Reduction
+) -> list[str]:
     """An Against check's inputs (given or drawn), shrunk; its probes; only its wrong outputs
     compared from now on. Returns the sizes of the inputs, as literals for constants."""
     from ..jit.module import JitModule
@@ -224,14 +242,16 @@ def _set_up_typed_call(checker: Checker, text: str, pipeline, level: int, timeou
     from .typed_call import draw_failing_inputs
 
     runner = checker.typed_call
+    assert runner is not None  # called for an Against check only
     runner.set_signature(signature_of(text, runner.against.function))
     inputs = runner.against.inputs
     if inputs is None:
         ended = run_forked(lambda: draw_failing_inputs(text, None, level, runner.against, pipeline), timeout)
         if ended.how != "ok" or isinstance(ended.value, Outcome):
-            raise ValueError(f"reduce: Against({runner.against.function!r}) without inputs: check_against found no "
-                             "failing example (" + (ended.value.summary if ended.how == "ok" else ended.description)
-                             + ")")
+            raise ValueError(
+                f"reduce: Against({runner.against.function!r}) without inputs: check_against found no "
+                "failing example (" + (ended.value.summary if ended.how == "ok" else ended.description) + ")"
+            )
         inputs = ended.value
     jit = JitModule(text, pipeline=pipeline, opt_level=level)
     getattr(jit, runner.against.function).bind(*inputs)  # compiles here, once; the calls run in children

@@ -68,17 +68,23 @@ def _test_name(path: str, pytest_style: bool) -> str:
 def _against_body(result, against, name: str, pipeline, opt_level: int, checked_against_itself: bool) -> str:
     """The module, ARGS, EXPECTED and the test function of an Against case."""
     tolerance = "".join(f", {k}={v!r}" for k, v in (("rtol", against.rtol), ("atol", against.atol)) if v is not None)
-    lines = [f"MODULE = r\"\"\"\n{result.module.rstrip()}\n\"\"\"", "",
-             "# The inputs on which it fails, shrunk, and what the reference computed on them.",
-             "ARGS = [" + "".join(f"\n    {_literal(a)}," for a in result.inputs) + "\n]",
-             "EXPECTED = {" + "".join(f"\n    {label!r}: {_array(v)}," for label, v in result.expected.items()) + "\n}",
-             "", "", f"def {name}():",
-             f"    jit = JitModule(MODULE, pipeline={pipeline!r}, opt_level={opt_level!r})",
-             "    args = [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in ARGS]"]
+    lines = [
+        f'MODULE = r"""\n{result.module.rstrip()}\n"""',
+        "",
+        "# The inputs on which it fails, shrunk, and what the reference computed on them.",
+        "ARGS = [" + "".join(f"\n    {_literal(a)}," for a in result.inputs) + "\n]",
+        "EXPECTED = {" + "".join(f"\n    {label!r}: {_array(v)}," for label, v in result.expected.items()) + "\n}",
+        "",
+        "",
+        f"def {name}():",
+        f"    jit = JitModule(MODULE, pipeline={pipeline!r}, opt_level={opt_level!r})",
+        "    args = [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in ARGS]",
+    ]
     count = len(signature_of(result.module, against.function).results)
     call = f"jit.{against.function}(*args)"
-    lines.append(f"    {call}" if count == 0 else f"    results = [{call}]" if count == 1 else
-                 f"    results = list({call})")
+    lines.append(
+        f"    {call}" if count == 0 else f"    results = [{call}]" if count == 1 else f"    results = list({call})"
+    )
     for label in result.expected:
         kind, number = label.split()
         got = f"results[{number}]" if kind == "result" else f"args[{number}]"
@@ -89,16 +95,22 @@ def _against_body(result, against, name: str, pipeline, opt_level: int, checked_
 
 
 def _origin(result) -> str:
-    return textwrap.fill(f"Reduced from {result.ops_before} to {result.ops_after} ops; the failure: "
-                         f"{result.failure}. It fails while the bug is there and passes once it is fixed.", 95)
+    return textwrap.fill(
+        f"Reduced from {result.ops_before} to {result.ops_after} ops; the failure: "
+        f"{result.failure}. It fails while the bug is there and passes once it is fixed.",
+        95,
+    )
 
 
 def _against_test(path: str, result, against, pipeline, opt_level: int, lit: bool, itself: bool = False) -> str:
     name = _test_name(path, not lit)
     what = f"@{against.function} computes {', '.join(result.expected)} wrong"
     header = (LIT_HEADER if lit else PYTEST_HEADER).format(what=what, origin=_origin(result))
-    imports = ("\nimport numpy as np\n\nfrom memref_runtime import JitModule\nfrom memref_runtime.testing import "
-               + ("check_close, run" if lit else "check_close") + "\n\n")
+    imports = (
+        "\nimport numpy as np\n\nfrom memref_runtime import JitModule\nfrom memref_runtime.testing import "
+        + ("check_close, run" if lit else "check_close")
+        + "\n\n"
+    )
     body = _against_body(result, against, name, pipeline, opt_level, itself)
     return header + imports + body + (f"\n\nrun({name})\n" if lit else "")
 
@@ -111,8 +123,9 @@ def _generate_checks(path: str, variant: str) -> str:
     with open(sibling, "w") as f:
         f.write(variant)
     try:
-        done = subprocess.run([sys.executable, "-m", "memref_runtime.update_checks", sibling],
-                              capture_output=True, text=True)
+        done = subprocess.run(
+            [sys.executable, "-m", "memref_runtime.update_checks", sibling], capture_output=True, text=True
+        )
         with open(sibling) as f:
             written = f.read()
     finally:
@@ -124,27 +137,31 @@ def _generate_checks(path: str, variant: str) -> str:
 
 
 def _command_test(path: str, result, command: list[str]) -> str:
-    header = PYTEST_HEADER.format(what=f"`{' '.join(command)}` says the module still fails",
-                                  origin=_origin(result))
-    return header + (f"\nimport subprocess\n\nMODULE = r\"\"\"\n{result.module.rstrip()}\n\"\"\"\n"
-                     f"COMMAND = {command!r}\n\n\ndef {_test_name(path, True)}(tmp_path):\n"
-                     "    path = tmp_path / \"reduced.mlir\"\n    path.write_text(MODULE)\n"
-                     "    done = subprocess.run(COMMAND + [str(path)], capture_output=True, text=True)\n"
-                     "    assert done.returncode == 0, f\"still failing (exit status {done.returncode}): "
-                     "{done.stdout}{done.stderr}\"\n")
+    header = PYTEST_HEADER.format(what=f"`{' '.join(command)}` says the module still fails", origin=_origin(result))
+    return header + (
+        f'\nimport subprocess\n\nMODULE = r"""\n{result.module.rstrip()}\n"""\n'
+        f"COMMAND = {command!r}\n\n\ndef {_test_name(path, True)}(tmp_path):\n"
+        '    path = tmp_path / "reduced.mlir"\n    path.write_text(MODULE)\n'
+        "    done = subprocess.run(COMMAND + [str(path)], capture_output=True, text=True)\n"
+        '    assert done.returncode == 0, f"still failing (exit status {done.returncode}): '
+        '{done.stdout}{done.stderr}"\n'
+    )
 
 
 def _callable_test(path: str, result, check, pipeline, opt_level: int) -> str:
     module, qualname = getattr(check, "__module__", None), getattr(check, "__qualname__", "")
     if not module or module == "__main__" or "<" in qualname or "." in qualname:
-        raise CannotWrite("the check is not a module-level function that a test can import "
-                          f"({module}.{qualname}); use Against(...), a command, or write the test from -o's module")
-    header = PYTEST_HEADER.format(what=f"{module}.{qualname} fails on the module",
-                                  origin=_origin(result))
-    return header + (f"\nfrom memref_runtime import JitModule\nfrom {module} import {qualname}\n\n"
-                     f"MODULE = r\"\"\"\n{result.module.rstrip()}\n\"\"\"\n\n\ndef {_test_name(path, True)}():\n"
-                     f"    assert {qualname}(JitModule(MODULE, pipeline={pipeline!r}, opt_level={opt_level!r})) "
-                     "is not False\n")
+        raise CannotWrite(
+            "the check is not a module-level function that a test can import "
+            f"({module}.{qualname}); use Against(...), a command, or write the test from -o's module"
+        )
+    header = PYTEST_HEADER.format(what=f"{module}.{qualname} fails on the module", origin=_origin(result))
+    return header + (
+        f"\nfrom memref_runtime import JitModule\nfrom {module} import {qualname}\n\n"
+        f'MODULE = r"""\n{result.module.rstrip()}\n"""\n\n\ndef {_test_name(path, True)}():\n'
+        f"    assert {qualname}(JitModule(MODULE, pipeline={pipeline!r}, opt_level={opt_level!r})) "
+        "is not False\n"
+    )
 
 
 def write_regression_test(path: str, result, check, *, pipeline, opt_level: int, test_args=()) -> str:

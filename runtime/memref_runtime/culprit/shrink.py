@@ -10,7 +10,7 @@ read out of bounds and crash is just not taken.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..jit.signatures import DYNAMIC, MemRefSpec
 from .isolation import run_forked

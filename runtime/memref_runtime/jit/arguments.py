@@ -40,6 +40,7 @@ _MaskedArray = np.ma.MaskedArray
 
 # --- describing values for error messages --------------------------------------------------
 
+
 def with_article(text: str) -> str:
     """`text` after "a" or "an", as it is read: an int8, an object, a uint8 (you-int), a float32."""
     return ("an " if text[:1] in ("a", "e", "i", "o") else "a ") + text
@@ -51,9 +52,11 @@ def describe(value: object, view: np.ndarray | None = None) -> str:
     if view is not None and value is not view:
         return describe_foreign(value, view, describe(view))
     if isinstance(value, np.ndarray):
-        traits = ("read-only " if not value.flags.writeable else "") + (
-            "non-contiguous " if not value.flags.c_contiguous else "") + (
-            "masked " if isinstance(value, _MaskedArray) else "")
+        traits = (
+            ("read-only " if not value.flags.writeable else "")
+            + ("non-contiguous " if not value.flags.c_contiguous else "")
+            + ("masked " if isinstance(value, _MaskedArray) else "")
+        )
         text = with_article(f"{traits}{describe_dtype(value.dtype)} array of shape {value.shape}")
         return text if value.flags.c_contiguous else f"{text} and byte strides {value.strides}"
     text = repr(value)
@@ -108,18 +111,21 @@ class MemRefParam:
         self.primary = self.accepted[0]  # the fast path's dtype, and the one results use
         self.align_mask = self.primary.alignment - 1
         self.rank, self.unranked = spec.rank, spec.shape is None
-        self.static_dims = () if spec.shape is None else tuple(
-            (i, n) for i, n in enumerate(spec.shape) if n is not DYNAMIC)
-        self.static_strides = () if spec.strides is None else tuple(
-            (i, s) for i, s in enumerate(spec.strides) if s is not DYNAMIC)
+        self.static_dims = (
+            () if spec.shape is None else tuple((i, n) for i, n in enumerate(spec.shape) if n is not DYNAMIC)
+        )
+        self.static_strides = (
+            () if spec.strides is None else tuple((i, s) for i, s in enumerate(spec.strides) if s is not DYNAMIC)
+        )
         self.offset: int = spec.offset or 0  # a static offset is honoured by pointing `aligned` back by it
         self.back = self.offset * self.primary.itemsize
         # An unranked argument reserves a descriptor of NumPy's largest rank.
         self.words = 2 + 3 + 2 * MAX_RANK if spec.shape is None else 3 + 2 * len(spec.shape)
         self.inner = frame_offset + 2 * WORD  # unranked: where its ranked descriptor sits in the frame
         self.strides_of = _strides_function(self.rank)
-        self.expected = with_article(f"{'' if self.unranked else f'{self.rank}-d '}"
-                                     f"{' or '.join(d.name for d in self.accepted)} array")
+        self.expected = with_article(
+            f"{'' if self.unranked else f'{self.rank}-d '}{' or '.join(d.name for d in self.accepted)} array"
+        )
         # Another framework's C-contiguous array skips the view's checks where no static stride
         # needs comparing (`contiguous`).
         self.shortcut = not self.unranked and not self.static_strides
@@ -142,8 +148,11 @@ class MemRefParam:
     def contiguous(self, address: int, shape: Sequence[int]) -> tuple | None:
         """The fields of another framework's C-contiguous array at `address` (its dtype and
         writability checked by the caller), or None where rank, static sizes or alignment refuse it."""
-        if len(shape) == self.rank and not address & self.align_mask and (
-                not self.static_dims or all(shape[i] == n for i, n in self.static_dims)):
+        if (
+            len(shape) == self.rank
+            and not address & self.align_mask
+            and (not self.static_dims or all(shape[i] == n for i, n in self.static_dims))
+        ):
             return (address, address - self.back, self.offset, *shape, *self.strides_of(shape))
         return None
 
@@ -155,12 +164,17 @@ class MemRefParam:
         given = _Given(value, original)
         self._check_type(value, given)
         address = self._check_memory(value, given, original is not None)
-        strides = (row_major_strides(value.shape) if self.spec.identity
-                   else element_strides(value, f"{self.where} ({self.spec.mlir})"))
+        strides = (
+            row_major_strides(value.shape)
+            if self.spec.identity
+            else element_strides(value, f"{self.where} ({self.spec.mlir})")
+        )
         for i, s in self.static_strides:
             if value.shape[i] > 1 and strides[i] != s:
-                raise ValueError(f"{self.where} expects {self.spec.mlir} (element strides "
-                                 f"{_shape_text(self.spec.strides)}), got {given}, element strides {strides}")
+                raise ValueError(
+                    f"{self.where} expects {self.spec.mlir} (element strides "
+                    f"{_shape_text(self.spec.strides)}), got {given}, element strides {strides}"
+                )
         return self.fields(address, value.shape, strides, frame)
 
     def check_foreign(self, value: object, frame: Frame) -> tuple:
@@ -197,9 +211,11 @@ class MemRefParam:
         """Mask, dtype, rank and static sizes."""
         spec, where = self.spec, self.where
         if isinstance(value, _MaskedArray):  # the native code would read the masked elements too
-            raise TypeError(f"{where} expects {spec.mlir} ({self.expected}), got {given}, whose mask "
-                            "would be dropped; pass a.filled(fill_value) to replace the masked elements, "
-                            "or np.asarray(a) to ignore the mask")
+            raise TypeError(
+                f"{where} expects {spec.mlir} ({self.expected}), got {given}, whose mask "
+                "would be dropped; pass a.filled(fill_value) to replace the masked elements, "
+                "or np.asarray(a) to ignore the mask"
+            )
         if value.dtype not in self.accepted:
             native = value.dtype.newbyteorder("=")
             error = ValueError if not value.dtype.isnative and native in self.accepted else TypeError
@@ -215,17 +231,23 @@ class MemRefParam:
         """Writability, contiguity (an identity layout) and alignment; the address of the data."""
         spec, where = self.spec, self.where
         if spec.writable and not value.flags.writeable:
-            raise ValueError(f"{where} expects {spec.mlir}, got {given}; the native code may "
-                             "write into it, so pass a writable copy (np.array(a))")
+            raise ValueError(
+                f"{where} expects {spec.mlir}, got {given}; the native code may "
+                "write into it, so pass a writable copy (np.array(a))"
+            )
         if spec.identity and not value.flags.c_contiguous:
             copy = "a contiguous copy (t.contiguous() for torch)" if foreign else "np.ascontiguousarray(a)"
-            raise ValueError(f"{where} expects {spec.mlir}, whose identity layout assumes a C-contiguous "
-                             f"array, got {given}; pass {copy}, or declare the "
-                             "parameter with a strided layout (strided<[?, ...], offset: ?>)")
+            raise ValueError(
+                f"{where} expects {spec.mlir}, whose identity layout assumes a C-contiguous "
+                f"array, got {given}; pass {copy}, or declare the "
+                "parameter with a strided layout (strided<[?, ...], offset: ?>)"
+            )
         address = value.ctypes.data
         if address & self.align_mask:
-            raise ValueError(f"{where} expects {spec.mlir}, got {given} at address {address:#x}, "
-                             f"not aligned to {self.primary.alignment} bytes; pass a copy (np.array(a))")
+            raise ValueError(
+                f"{where} expects {spec.mlir}, got {given} at address {address:#x}, "
+                f"not aligned to {self.primary.alignment} bytes; pass a copy (np.array(a))"
+            )
         return address
 
 
@@ -244,6 +266,7 @@ class _Given:
 # The fast paths take a writable C-contiguous ndarray of the exact dtype: the buffer protocol
 # checks writability and contiguity in one step, faster than reading `flags`. Closures over the
 # parameter's constants: a call reads them from cells, not from the object's attributes.
+
 
 def _fast_ranked(p: MemRefParam):
     check, check_foreign, primary, rank, align_mask = p.check, p.check_foreign, p.primary, p.rank, p.align_mask
@@ -298,9 +321,9 @@ _BOOL_TYPES = frozenset({bool, np.bool_})
 
 
 _INT_RANGES = {  # kind -> (lowest, one past the highest) for `bits` wide values
-    "int": lambda bits: (-(2 ** (bits - 1)), 2 ** bits),  # signless: either reading
+    "int": lambda bits: (-(2 ** (bits - 1)), 2**bits),  # signless: either reading
     "sint": lambda bits: (-(2 ** (bits - 1)), 2 ** (bits - 1)),
-    "uint": lambda bits: (0, 2 ** bits),
+    "uint": lambda bits: (0, 2**bits),
 }
 
 
@@ -321,7 +344,7 @@ def scalar_check(spec: ScalarSpec, where: str) -> Converter:
         if not low <= v < high:
             fail(ValueError, f"an integer in [{low}, {high - 1}]", value)
         if kind == "int" and v >= 2 ** (bits - 1):
-            return v - 2 ** bits  # signless packs signed: the same bits
+            return v - 2**bits  # signless packs signed: the same bits
         return v
 
     out_of_range = f", out of range for {spec.mlir}"
@@ -357,8 +380,14 @@ def scalar_check(spec: ScalarSpec, where: str) -> Converter:
             fail(ValueError, "a complex number", value, out_of_range)
         return c.real, c.imag
 
-    convert = {"bool": to_bool, "int": to_int, "sint": to_int, "uint": to_int,
-               "float": to_float, "complex": to_complex}[kind]
+    convert = {
+        "bool": to_bool,
+        "int": to_int,
+        "sint": to_int,
+        "uint": to_int,
+        "float": to_float,
+        "complex": to_complex,
+    }[kind]
     if kind == "complex":
         return lambda value, frame: convert(value)
     return lambda value, frame: (convert(value),)
@@ -368,14 +397,23 @@ def scalar_param(spec: ScalarSpec, where: str) -> Param:
     kind, fmt = spec.scalar.kind, spec.scalar.fmt
     size = -(-struct.calcsize("=" + fmt) // WORD) * WORD
     check = scalar_check(spec, where)
-    accepted = {"bool": _BOOL_TYPES, "int": _INT_TYPES, "sint": _INT_TYPES, "uint": _INT_TYPES,
-                "float": _FLOAT_TYPES, "complex": _COMPLEX_TYPES}[kind]
+    accepted = {
+        "bool": _BOOL_TYPES,
+        "int": _INT_TYPES,
+        "sint": _INT_TYPES,
+        "uint": _INT_TYPES,
+        "float": _FLOAT_TYPES,
+        "complex": _COMPLEX_TYPES,
+    }[kind]
     if kind == "complex":
+
         def fast(value, frame):
             return (value.real, value.imag) if type(value) in accepted else check(value, frame)
     else:
+
         def fast(value, frame):
             return (value,) if type(value) in accepted else check(value, frame)
+
     padding = size - struct.calcsize("=" + fmt)
     return Param(fmt + "x" * padding, size, False, fast, check)
 

@@ -77,8 +77,9 @@ def _frees(slots: tuple, frame_address: int, first_result) -> tuple:
 
     if not slots:
         return ()
-    arrays = [v for v in (first_result if isinstance(first_result, tuple) else (first_result,))
-              if isinstance(v, np.ndarray)]
+    arrays = [
+        v for v in (first_result if isinstance(first_result, tuple) else (first_result,)) if isinstance(v, np.ndarray)
+    ]
     frees, seen = [], set()
     for (offset, ranked), array in zip(slots, arrays):
         owner = _owner(array)
@@ -134,9 +135,18 @@ def judged_clock(clock: str, times: dict) -> str:
     return "process" if others > OTHER_THREADS * max(thread, sum(times["wall"])) else "thread"
 
 
-def run_benchmark(invoker: Any, args: tuple, *, warmup: float = DEFAULT_WARMUP, repeats: int = DEFAULT_REPEATS,
-                  min_time: float | None = None, number: int | None = None, flops: float | None = None,
-                  bytes: float | None = None, clock: str = "cpu") -> BenchmarkResult:
+def run_benchmark(
+    invoker: Any,
+    args: tuple,
+    *,
+    warmup: float = DEFAULT_WARMUP,
+    repeats: int = DEFAULT_REPEATS,
+    min_time: float | None = None,
+    number: int | None = None,
+    flops: float | None = None,
+    bytes: float | None = None,
+    clock: str = "cpu",
+) -> BenchmarkResult:
     """`jit.<name>.benchmark(*args, ...)` (`invoker`: call_plan.Invoker, which imports this module, so Any
     here): see the module docstring."""
     if clock not in CLOCK_CHOICES:
@@ -178,5 +188,13 @@ def run_benchmark(invoker: Any, args: tuple, *, warmup: float = DEFAULT_WARMUP, 
             errors.after_native(saved)  # a callback's exception, raised now
     judged = judged_clock(clock, times)
     by_clock = {c: tuple(t / number / 1e9 for t in values) for c, values in times.items()}
-    return BenchmarkResult(name=name, samples=by_clock[judged], number=number, overhead=loop_overhead()[judged],
-                           flops=flops, bytes=bytes, clock=judged, by_clock=by_clock)
+    return BenchmarkResult(
+        name=name,
+        samples=by_clock[judged],
+        number=number,
+        overhead=loop_overhead()[judged],
+        flops=flops,
+        bytes=bytes,
+        clock=judged,
+        by_clock=by_clock,
+    )

@@ -31,7 +31,7 @@ def median_interval(sorted_values: Sequence[float], confidence: float = CONFIDEN
         raise ValueError(f"median_interval: confidence must lie between 0 and 1, got {confidence!r}")
     # Exact, in integers: [x_(k), x_(n+1-k)] covers the median with probability
     # 1 - 2 P(B <= k-1), B ~ Binomial(n, 1/2); keep the largest k where that is >= confidence.
-    allowed = (1 - Fraction(confidence).limit_denominator(10 ** 9)) * 2 ** n
+    allowed = (1 - Fraction(confidence).limit_denominator(10**9)) * 2**n
     term, tail, k = 1, 0, 1  # term = C(n, j); tail = 2^n P(B <= j)
     for j in range((n + 1) // 2):
         tail += term
@@ -39,7 +39,7 @@ def median_interval(sorted_values: Sequence[float], confidence: float = CONFIDEN
             break
         k = j + 1
         term = term * (n - j) // (j + 1)
-    coverage = float(1 - Fraction(2 * sum(math.comb(n, j) for j in range(k)), 2 ** n))
+    coverage = float(1 - Fraction(2 * sum(math.comb(n, j) for j in range(k)), 2**n))
     return sorted_values[k - 1], sorted_values[n - k], coverage
 
 
@@ -86,8 +86,10 @@ class BenchmarkResult:
         if clock == self.clock:
             return self
         if clock not in self.by_clock:
-            raise ValueError(f"BenchmarkResult.on(): clock must be one of the clocks this result read "
-                             f"({', '.join(sorted(self.by_clock)) or self.clock}), got {clock!r}")
+            raise ValueError(
+                f"BenchmarkResult.on(): clock must be one of the clocks this result read "
+                f"({', '.join(sorted(self.by_clock)) or self.clock}), got {clock!r}"
+            )
         return replace(self, samples=self.by_clock[clock], clock=clock)
 
     @property
@@ -157,21 +159,40 @@ class BenchmarkResult:
     def to_dict(self) -> dict:
         """Everything as plain numbers, for JSON."""
         low, high, level = median_interval(self._sorted)
-        return {"name": self.name, "median": self.median, "min": self.min, "max": self.max, "mean": self.mean,
-                "stdev": self.stdev, "q1": self.q1, "q3": self.q3, "ci_low": low, "ci_high": high,
-                "ci_level": level, "number": self.number, "repeats": self.repeats, "overhead": self.overhead,
-                "flops": self.flops, "bytes": self.bytes, "gflops": self.gflops, "gbps": self.gbps,
-                "clock": self.clock, "samples": list(self.samples),
-                "samples_by_clock": {c: list(v) for c, v in self.by_clock.items()}}
+        return {
+            "name": self.name,
+            "median": self.median,
+            "min": self.min,
+            "max": self.max,
+            "mean": self.mean,
+            "stdev": self.stdev,
+            "q1": self.q1,
+            "q3": self.q3,
+            "ci_low": low,
+            "ci_high": high,
+            "ci_level": level,
+            "number": self.number,
+            "repeats": self.repeats,
+            "overhead": self.overhead,
+            "flops": self.flops,
+            "bytes": self.bytes,
+            "gflops": self.gflops,
+            "gbps": self.gbps,
+            "clock": self.clock,
+            "samples": list(self.samples),
+            "samples_by_clock": {c: list(v) for c, v in self.by_clock.items()},
+        }
 
     def __str__(self) -> str:
         low, high, level = median_interval(self._sorted)
         f = format_seconds
-        text = (f"{self.name}: median {f(self.median)} per call of {CLOCK_NAMES[self.clock]} "
-                f"({level:.0%} interval {f(low)} to {f(high)}), "
-                f"min {f(self.min)}, mean {f(self.mean)}, stdev {f(self.stdev)}, IQR {f(self.iqr)}; "
-                f"{self.repeats} samples of {self.number} call{'s' * (self.number != 1)}; "
-                f"loop overhead {f(self.overhead)} per call")
+        text = (
+            f"{self.name}: median {f(self.median)} per call of {CLOCK_NAMES[self.clock]} "
+            f"({level:.0%} interval {f(low)} to {f(high)}), "
+            f"min {f(self.min)}, mean {f(self.mean)}, stdev {f(self.stdev)}, IQR {f(self.iqr)}; "
+            f"{self.repeats} samples of {self.number} call{'s' * (self.number != 1)}; "
+            f"loop overhead {f(self.overhead)} per call"
+        )
         if self.gflops is not None:
             text += f"; {self.gflops:.3g} GFLOP/s"
         if self.gbps is not None:

@@ -67,8 +67,13 @@ def key_of(text: str, *, opt_level: int, shared_libs: Iterable[object] | None, *
     from ..bindings import bindings
 
     digest = hashlib.sha256(text.encode()).hexdigest()
-    return (bindings().name, digest, opt_level, tuple(str(p) for p in shared_libs or ()),
-            tuple(sorted(options.items())))
+    return (
+        bindings().name,
+        digest,
+        opt_level,
+        tuple(str(p) for p in shared_libs or ()),
+        tuple(sorted(options.items())),
+    )
 
 
 def take_at_creation(key: tuple | None, may_register_callbacks: bool) -> LinkedEngine | None:

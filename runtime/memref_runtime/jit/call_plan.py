@@ -95,8 +95,9 @@ def _lay_out(sig: FunctionSignature) -> _Layout:
     n_packed = out_param + len(sig.inputs) + scalar_result
     n_slots = out_param + sum(isinstance(s, MemRefSpec) for s in sig.inputs)
     packed = [n_packed * WORD] if out_param else []  # packed[0] -> the out slot, the first slot
-    params, slots, result_offset = _place_arguments(sig, packed, n_packed * WORD + WORD * out_param,
-                                                    (n_packed + n_slots) * WORD)
+    params, slots, result_offset = _place_arguments(
+        sig, packed, n_packed * WORD + WORD * out_param, (n_packed + n_slots) * WORD
+    )
     if out_param:
         result_format, result_size = results_layout(sig.results)
         slots.insert(0, result_offset)  # the out slot points at the result area
@@ -104,8 +105,14 @@ def _lay_out(sig: FunctionSignature) -> _Layout:
         result_format, result_size = "=" + (sig.results[0].scalar.fmt if scalar_result else ""), 2 * WORD
         if scalar_result:  # the last packed entry points straight at the result
             packed.append(result_offset)
-    return _Layout(params, tuple(packed + slots), out_param, result_offset, result_format,
-                   -(-(result_offset + result_size) // WORD))
+    return _Layout(
+        params,
+        tuple(packed + slots),
+        out_param,
+        result_offset,
+        result_format,
+        -(-(result_offset + result_size) // WORD),
+    )
 
 
 def _place_arguments(sig: FunctionSignature, packed: list, slot: int, cursor: int):
@@ -131,17 +138,22 @@ def _result_reader(sig: FunctionSignature, layout: _Layout, engine_owner):
     """finish(frame, args): the call's Python result, read from the frame's result area."""
     unpack_from, at = struct.Struct(layout.result_format).unpack_from, layout.result_offset
     if not sig.results:
+
         def finish(frame, args):
             return None
     elif not layout.out_param:  # one scalar, not complex
+
         def finish(frame, args):
             return unpack_from(frame, at)[0]
     else:
         decoders, start = [], 0
         for i, spec in enumerate(sig.results):
             width = len(result_piece(spec)[0])  # one format letter per value
-            decode = (memref_decoder(spec, f"{sig.name}(): result {i}") if isinstance(spec, MemRefSpec)
-                      else scalar_decoder(spec))
+            decode = (
+                memref_decoder(spec, f"{sig.name}(): result {i}")
+                if isinstance(spec, MemRefSpec)
+                else scalar_decoder(spec)
+            )
             decoders.append((start, start + width, decode))
             start += width
         memref_positions = tuple(i for i, s in enumerate(sig.inputs) if isinstance(s, MemRefSpec))
@@ -152,6 +164,7 @@ def _result_reader(sig: FunctionSignature, layout: _Layout, engine_owner):
             ownership = Ownership(args, memref_positions, engine_owner) if returns_memrefs else None
             values = tuple(decode(fields[a:b], ownership) for a, b, decode in decoders)
             return values if len(values) > 1 else values[0]
+
     return finish
 
 
@@ -159,11 +172,15 @@ def _memref_result_words(sig: FunctionSignature, layout: _Layout) -> tuple:
     """Per memref result: (frame offset of the word a caller frees, ranked?)."""
     if not layout.out_param:
         return ()
-    return tuple((layout.result_offset + at + (0 if spec.shape is not None else WORD), spec.shape is not None)
-                 for spec, at in zip(sig.results, result_offsets(sig.results)) if isinstance(spec, MemRefSpec))
+    return tuple(
+        (layout.result_offset + at + (0 if spec.shape is not None else WORD), spec.shape is not None)
+        for spec, at in zip(sig.results, result_offsets(sig.results))
+        if isinstance(spec, MemRefSpec)
+    )
 
 
 # --- calls ----------------------------------------------------------------------------------
+
 
 class Invoker:
     """How one function of a linked engine is called, built once per function: `pack(args)`
@@ -181,8 +198,9 @@ class Invoker:
     failed check (no results are read then).
     """
 
-    def __init__(self, plan: CallPlan, signature: FunctionSignature, linked: LinkedEngine,
-                 owner: object = None) -> None:
+    def __init__(
+        self, plan: CallPlan, signature: FunctionSignature, linked: LinkedEngine, owner: object = None
+    ) -> None:
         self.plan, self.signature, self.linked, self.owner = plan, signature, linked, owner
         self.name = signature.name
         self.native = linked.native(self.name)
@@ -202,7 +220,12 @@ class Invoker:
         invoke.__doc__ = f"Calls {self.signature} in the JIT-compiled module."
         # A plain function, the hot path: what JitFunction offers rides on it as attributes.
         invoke.signature, invoke.bind, invoke.benchmark, invoke.owner, invoke.invoker = (  # type: ignore[attr-defined]
-            self.signature, self.bind, self.benchmark, self.owner, self)
+            self.signature,
+            self.bind,
+            self.benchmark,
+            self.owner,
+            self,
+        )
         return invoke
 
     def bind(self, *args: Any) -> Callable[[], Any]:
@@ -223,16 +246,34 @@ class Invoker:
             def bound():
                 native(frame)
                 return finish(frame, args)
+
         bound.__name__ = bound.__qualname__ = f"{self.name}.bound"
         bound.args, bound.owner, bound.frame = args, self.owner, frame  # type: ignore[attr-defined]  # as invoke's
         return bound
 
-    def benchmark(self, *args: Any, warmup: float = DEFAULT_WARMUP, repeats: int = DEFAULT_REPEATS,
-                  min_time: float | None = None, number: int | None = None, flops: float | None = None,
-                  bytes: float | None = None, clock: str = "cpu") -> BenchmarkResult:
+    def benchmark(
+        self,
+        *args: Any,
+        warmup: float = DEFAULT_WARMUP,
+        repeats: int = DEFAULT_REPEATS,
+        min_time: float | None = None,
+        number: int | None = None,
+        flops: float | None = None,
+        bytes: float | None = None,
+        clock: str = "cpu",
+    ) -> BenchmarkResult:
         """Times calls on `args` in a native loop (benchmark.py); returns a BenchmarkResult."""
-        return run_benchmark(self, args, warmup=warmup, repeats=repeats, min_time=min_time, number=number,
-                             flops=flops, bytes=bytes, clock=clock)
+        return run_benchmark(
+            self,
+            args,
+            warmup=warmup,
+            repeats=repeats,
+            min_time=min_time,
+            number=number,
+            flops=flops,
+            bytes=bytes,
+            clock=clock,
+        )
 
 
 def _packer(plan: CallPlan, signature: FunctionSignature):
@@ -242,8 +283,10 @@ def _packer(plan: CallPlan, signature: FunctionSignature):
 
     def pack(args):
         if len(args) != nargs:
-            raise TypeError(f"{name}() takes {nargs} argument{'s' * (nargs != 1)} "
-                            f"({', '.join(s.mlir for s in signature.inputs)}), got {len(args)}")
+            raise TypeError(
+                f"{name}() takes {nargs} argument{'s' * (nargs != 1)} "
+                f"({', '.join(s.mlir for s in signature.inputs)}), got {len(args)}"
+            )
         frame = frame_type()
         base = _addressof(frame)
         values = [base + o for o in consts]
@@ -265,9 +308,11 @@ def _runner(finish, name: str, native, before_native=None, after_native=None):
     """run(frame, args): the native call on a packed frame, and its results; between
     `before_native()` and `after_native(its result)` when the engine has callbacks."""
     if before_native is None:
+
         def run(frame, args):
             native(frame)
             return finish(frame, args)
+
         return run
 
     def run_with_hooks(frame, args):
@@ -296,7 +341,8 @@ def _runner(finish, name: str, native, before_native=None, after_native=None):
     return run_with_hooks
 
 
-def make_invoker(plan: CallPlan, signature: FunctionSignature, linked: LinkedEngine,
-                 owner: object = None) -> Callable[..., Any]:
+def make_invoker(
+    plan: CallPlan, signature: FunctionSignature, linked: LinkedEngine, owner: object = None
+) -> Callable[..., Any]:
     """`jit.<name>` after its first call: the function of a new Invoker (process/timing.py wraps this)."""
     return Invoker(plan, signature, linked, owner).function

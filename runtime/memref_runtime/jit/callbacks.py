@@ -39,26 +39,35 @@ def _memref_decoder(spec: MemRefSpec, c_interface: bool, where: str):
     dtype = element_type_for_mlir(spec.element).dtype
     if spec.shape is None:
         if c_interface:
+
             def decode(raw):
                 rank, descriptor = _UNRANKED.unpack(ctypes.string_at(raw[0], _UNRANKED.size))
                 return view_ranked(read_ranked_descriptor(rank, descriptor, where), dtype, None)
+
             return [ctypes.c_void_p], decode
-        return ([ctypes.c_int64, ctypes.c_void_p],
-                lambda raw: view_ranked(read_ranked_descriptor(raw[0], raw[1], where), dtype, None))
+        return (
+            [ctypes.c_int64, ctypes.c_void_p],
+            lambda raw: view_ranked(read_ranked_descriptor(raw[0], raw[1], where), dtype, None),
+        )
 
     rank = len(spec.shape)
     packer = descriptor_packer(rank)
     if c_interface:
         return [ctypes.c_void_p], lambda raw: view_ranked(
-            packer.unpack(ctypes.string_at(raw[0], packer.size)), dtype, None)
-    return ([ctypes.c_void_p, ctypes.c_void_p] + [ctypes.c_int64] * (1 + 2 * rank),
-            lambda raw: view_ranked(raw, dtype, None))
+            packer.unpack(ctypes.string_at(raw[0], packer.size)), dtype, None
+        )
+    return (
+        [ctypes.c_void_p, ctypes.c_void_p] + [ctypes.c_int64] * (1 + 2 * rank),
+        lambda raw: view_ranked(raw, dtype, None),
+    )
 
 
 def _scalar_decoder(spec: ScalarSpec, where: str):
     if spec.scalar.ctype is None:
-        raise TypeError(f"{where} has type {spec.mlir}, which a callback cannot take by value "
-                        "(LLVM and C pass it differently); pass it in a memref instead")
+        raise TypeError(
+            f"{where} has type {spec.mlir}, which a callback cannot take by value "
+            "(LLVM and C pass it differently); pass it in a memref instead"
+        )
     if spec.scalar.kind == "bool":
         return [ctypes.c_uint8], lambda raw: bool(raw[0] & 1)  # only the low bit of an i1 is defined
     return [spec.scalar.ctype], lambda raw: raw[0]
@@ -69,8 +78,10 @@ def _result_encoder(sig: FunctionSignature, where: str):
     results = sig.results
     for i, spec in enumerate(results):
         if isinstance(spec, (MemRefSpec, UnsupportedSpec)):
-            raise TypeError(f"{where}: result {i} has type {spec.mlir}; a callback can return only "
-                            "scalars (who would own a returned memref?)")
+            raise TypeError(
+                f"{where}: result {i} has type {spec.mlir}; a callback can return only "
+                "scalars (who would own a returned memref?)"
+            )
     checks = [scalar_check(s, f"{where}: result {i}") for i, s in enumerate(results)]
     if not results:
         return None, False, lambda value, out: None
@@ -80,34 +91,40 @@ def _result_encoder(sig: FunctionSignature, where: str):
             raise TypeError(f"{where}: result 0 has type {spec.mlir}, which a callback cannot return by value")
         return spec.scalar.ctype, False, lambda value, out: check(value, 0)[0]
     if not sig.c_interface:
-        raise TypeError(f"{where}: several or complex results come back as an LLVM struct by value, "
-                        "which ctypes cannot return; add llvm.emit_c_interface to the declaration")
+        raise TypeError(
+            f"{where}: several or complex results come back as an LLVM struct by value, "
+            "which ctypes cannot return; add llvm.emit_c_interface to the declaration"
+        )
     fmt, size = results_layout(results)
     pack_into = struct.Struct(fmt).pack_into
 
     def encode(value, out):
         values = value if len(results) > 1 else (value,)
         if not isinstance(values, (tuple, list)) or len(values) != len(results):
-            raise TypeError(f"{where}: expected {len(results)} results ({', '.join(s.mlir for s in results)}), "
-                            f"got {value!r}")
+            raise TypeError(
+                f"{where}: expected {len(results)} results ({', '.join(s.mlir for s in results)}), got {value!r}"
+            )
         fields = [f for check, v in zip(checks, values) for f in check(v, 0)]
         pack_into((ctypes.c_char * size).from_address(out), 0, *fields)
 
     return None, True, encode
 
 
-def make_trampoline(sig: FunctionSignature, fn: Callable[..., Any],
-                    on_error: Callable[[BaseException], None]) -> tuple[Any, str]:
+def make_trampoline(
+    sig: FunctionSignature, fn: Callable[..., Any], on_error: Callable[[BaseException], None]
+) -> tuple[Any, str]:
     """(a ctypes function pointer for declaration `sig` calling `fn`, its symbol); exceptions go to `on_error`."""
     where = f"callback @{sig.name}"
     restype, out_param, encode = _result_encoder(sig, where)
     argtypes, decoders, at = [ctypes.c_void_p] if out_param else [], [], int(out_param)
     for i, spec in enumerate(sig.inputs):
         if isinstance(spec, UnsupportedSpec):
-            raise TypeError(f"{where}: argument {i} has type {spec.mlir}, which a callback cannot take: "
-                            f"{spec.reason}")
-        types, decode = (_memref_decoder(spec, sig.c_interface, f"{where}: argument {i}")
-                         if isinstance(spec, MemRefSpec) else _scalar_decoder(spec, f"{where}: argument {i}"))
+            raise TypeError(f"{where}: argument {i} has type {spec.mlir}, which a callback cannot take: {spec.reason}")
+        types, decode = (
+            _memref_decoder(spec, sig.c_interface, f"{where}: argument {i}")
+            if isinstance(spec, MemRefSpec)
+            else _scalar_decoder(spec, f"{where}: argument {i}")
+        )
         decoders.append((at, at + len(types), decode))
         argtypes += types
         at += len(types)

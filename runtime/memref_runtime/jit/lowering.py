@@ -72,14 +72,16 @@ DEFAULT_PIPELINE = "builtin.module(" + ",".join(LLVM_LOWERING_PASSES) + ")"
 linalg (to loops), vector, complex and index down to the LLVM dialect. A returned memref
 keeps its identity: a view of an argument stays a view, a global stays the global."""
 
-TENSOR_PIPELINE = "builtin.module(" + ",".join(
-    (ELEMENTWISE_FUSION,) + BUFFERIZATION_PASSES + LLVM_LOWERING_PASSES) + ")"
+TENSOR_PIPELINE = (
+    "builtin.module(" + ",".join((ELEMENTWISE_FUSION,) + BUFFERIZATION_PASSES + LLVM_LOWERING_PASSES) + ")"
+)
 """The pipeline for modules with tensors: elementwise ops to linalg (fused), one-shot
 bufferization with function boundaries and buffer deallocation, then DEFAULT_PIPELINE's
 passes. `lower_to_llvm` picks it by itself."""
 
-TENSOR_LOOP_PIPELINE = "builtin.module(" + ",".join(
-    (ELEMENTWISE_TO_LINALG,) + BUFFERIZATION_PASSES + LLVM_LOWERING_PASSES) + ")"
+TENSOR_LOOP_PIPELINE = (
+    "builtin.module(" + ",".join((ELEMENTWISE_TO_LINALG,) + BUFFERIZATION_PASSES + LLVM_LOWERING_PASSES) + ")"
+)
 """TENSOR_PIPELINE without elementwise fusion, for modules whose scf loops carry tensors (so
 that a loop updating its tensor in place stays in place). `lower_to_llvm` picks it by itself."""
 
@@ -181,8 +183,10 @@ def _current_context(ir):
 
 def _loops_carry_tensors(module) -> bool:
     """Whether an scf loop of `module` has a tensor among its results (its iter_args)."""
-    return any(op.name in ("scf.for", "scf.while", "scf.forall") and
-               any(str(r.type).startswith("tensor<") for r in op.results) for op in _walk(module.operation))
+    return any(
+        op.name in ("scf.for", "scf.while", "scf.forall") and any(str(r.type).startswith("tensor<") for r in op.results)
+        for op in _walk(module.operation)
+    )
 
 
 def default_pipeline(module: Any) -> str:
@@ -212,24 +216,34 @@ def _split_before_memref_lowering(pipeline: str) -> tuple[str, str] | None:
 def _i1_memref_accesses(module) -> list[str]:
     """`location: op` of the memref.load/store ops of i1 in `module`, once per location and
     op, the first five (and how many more)."""
-    found = list(dict.fromkeys(
-        f"{op.location}: {op.name} of i1" for op in _walk(module.operation)
-        if op.name == "memref.load" and str(op.results[0].type) == "i1"
-        or op.name == "memref.store" and str(op.operands[0].type) == "i1"))
+    found = list(
+        dict.fromkeys(
+            f"{op.location}: {op.name} of i1"
+            for op in _walk(module.operation)
+            if op.name == "memref.load"
+            and str(op.results[0].type) == "i1"
+            or op.name == "memref.store"
+            and str(op.operands[0].type) == "i1"
+        )
+    )
     return found[:5] + ([f"... and {len(found) - 5} more"] if len(found) > 5 else [])
 
 
 def _lowering_error(pipeline: str, before: str, details: list[str], headline: str) -> LoweringError:
     reproducer = _write_reproducer(before)
     command = f"{shlex.quote(mlir_opt_path())} --pass-pipeline={shlex.quote(pipeline)} " + (
-        shlex.quote(reproducer) if reproducer else "<input.mlir>")
+        shlex.quote(reproducer) if reproducer else "<input.mlir>"
+    )
     return LoweringError(
         f"{headline}\n"
         f"  pipeline: {pipeline}\n"
         + "".join(f"  error: {d}\n" for d in details)
         + (f"  reproducer (the input IR): {reproducer}\n" if reproducer else "")
         + f"  reproduce with: {command}",
-        pipeline, details, reproducer)
+        pipeline,
+        details,
+        reproducer,
+    )
 
 
 def _run_pipeline(pipeline: str, module) -> list[str]:
@@ -280,15 +294,21 @@ def lower_printed(module: Any, before: str, pipeline: str, runtime_verification:
         try:
             i1_accesses = _run_pipeline(pipeline, module)
         except Exception as e:  # noqa: BLE001 - MLIRError or ValueError, both reported alike
-            raise _lowering_error(pipeline, before, errors or [str(e)],
-                                  "lowering to the LLVM dialect failed") from e
+            raise _lowering_error(pipeline, before, errors or [str(e)], "lowering to the LLVM dialect failed") from e
     if i1_accesses:
-        raise _lowering_error(pipeline, before, i1_accesses + [
-            "MLIR before 23 aborts the whole process when lowering a memref.load/store of i1 (an "
-            "assertion in MemRefToLLVM), so the lowering stopped before it. Such accesses come from "
-            "i1 (bool) memrefs or tensors read or written element by element, and from deallocating "
-            "several buffers that an scf loop yields. Keep i1 values out of memory (arith.extui to "
-            "i8), or use MLIR >= 23 (torch-mlir, for one)"], "lowering to the LLVM dialect stopped")
+        raise _lowering_error(
+            pipeline,
+            before,
+            i1_accesses
+            + [
+                "MLIR before 23 aborts the whole process when lowering a memref.load/store of i1 (an "
+                "assertion in MemRefToLLVM), so the lowering stopped before it. Such accesses come from "
+                "i1 (bool) memrefs or tensors read or written element by element, and from deallocating "
+                "several buffers that an scf loop yields. Keep i1 values out of memory (arith.extui to "
+                "i8), or use MLIR >= 23 (torch-mlir, for one)"
+            ],
+            "lowering to the LLVM dialect stopped",
+        )
     verification.route_assert_failures(module)
     return module
 
@@ -299,8 +319,9 @@ def _untranslatable_ops(module) -> list[str]:
     return list(dict.fromkeys(n for n in names if n.split(".", 1)[0] not in ("llvm", "builtin")))
 
 
-def create_execution_engine(module: Any, opt_level: int = 2, shared_libs: Sequence[str] = (), *,
-                            text: str | None = None) -> Any:
+def create_execution_engine(
+    module: Any, opt_level: int = 2, shared_libs: Sequence[str] = (), *, text: str | None = None
+) -> Any:
     """An ExecutionEngine for lowered `module`, with the runtime's fallbacks for what
     `shared_libs` lacks (runner_utils.install_fallbacks); TranslationError naming what could not
     be translated. `text`: `module` as printed, where the caller has it (else it is printed
@@ -315,9 +336,15 @@ def create_execution_engine(module: Any, opt_level: int = 2, shared_libs: Sequen
             ops = _untranslatable_ops(module)
             raise TranslationError(
                 "cannot create the ExecutionEngine"
-                + (f": ops not lowered to the LLVM dialect: {', '.join(ops)}; add passes that "
-                   "lower them to the pipeline" if ops else "")
+                + (
+                    f": ops not lowered to the LLVM dialect: {', '.join(ops)}; add passes that "
+                    "lower them to the pipeline"
+                    if ops
+                    else ""
+                )
                 + "".join(f"\n  error: {d}" for d in errors or [str(e)]),
-                ops, errors) from e
+                ops,
+                errors,
+            ) from e
     install_fallbacks(engine, shared_libs, uses_bf16=lambda: "bf16" in (str(module) if text is None else text))
     return engine

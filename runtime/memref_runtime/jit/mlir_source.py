@@ -26,8 +26,7 @@ _LOCATION = re.compile(r'"((?:[^"\\]|\\.)*)":(\d+):(\d+)')
 MAX_EXCERPTS = 5
 
 
-def parse_module(ir: Any, source: str | bytes | None, context: Any, *,
-                 path: str | os.PathLike | None = None) -> Any:
+def parse_module(ir: Any, source: str | bytes | None, context: Any, *, path: str | os.PathLike | None = None) -> Any:
     """`ir.Module` from MLIR text or bytecode `source`, or from the file at `path` (named by it
     in diagnostics, where the bindings can parse a file). A parse error (the bindings'
     `MLIRError`) carries the source lines its diagnostics point at, as notes."""
@@ -75,8 +74,10 @@ def excerpts(error: Exception, source: str | bytes, names: Collection[str]) -> l
             seen.add((line, column))
             text = lines[line - 1].expandtabs(1)
             gutter = f"{line:6d} | "
-            out.append(f"the MLIR source at line {line}, column {column}:\n{gutter}{text}\n"
-                       f"{' ' * (len(gutter) - 2)}| {' ' * (column - 1)}^")
+            out.append(
+                f"the MLIR source at line {line}, column {column}:\n{gutter}{text}\n"
+                f"{' ' * (len(gutter) - 2)}| {' ' * (column - 1)}^"
+            )
     return out
 
 

@@ -47,8 +47,7 @@ def _parse(source):
         source.operation.write_bytecode(buffer)
         return ir.Module.parse(buffer.getvalue(), context=source.context), source.context
     context = ir.Context()
-    if isinstance(source, os.PathLike) or (
-            isinstance(source, str) and "\n" not in source and os.path.isfile(source)):
+    if isinstance(source, os.PathLike) or (isinstance(source, str) and "\n" not in source and os.path.isfile(source)):
         return parse_module(ir, None, context, path=source), context
     if not isinstance(source, (str, bytes)):
         raise TypeError(f"source: expected MLIR text, a path or an ir.Module, got {type(source).__name__}")
@@ -114,7 +113,7 @@ class JitFunction:
 
     __slots__ = ("_jit", "signature", "__weakref__")
 
-    def __init__(self, jit: "JitModule", signature: FunctionSignature):
+    def __init__(self, jit: JitModule, signature: FunctionSignature):
         self._jit, self.signature = jit, signature
 
     @property
@@ -131,13 +130,28 @@ class JitFunction:
         """Checks and packs `args` once; the returned function of no arguments calls this one on them."""
         return self._jit._invoker(self.signature.name).bind(*args)
 
-    def benchmark(self, *args, warmup: float = DEFAULT_WARMUP, repeats: int = DEFAULT_REPEATS,
-                  min_time: float | None = None, number: int | None = None, flops=None, bytes=None,
-                  clock: str = "cpu") -> BenchmarkResult:
+    def benchmark(
+        self,
+        *args,
+        warmup: float = DEFAULT_WARMUP,
+        repeats: int = DEFAULT_REPEATS,
+        min_time: float | None = None,
+        number: int | None = None,
+        flops=None,
+        bytes=None,
+        clock: str = "cpu",
+    ) -> BenchmarkResult:
         """Times calls on `args` in a native loop (benchmark.py); returns a BenchmarkResult."""
         return self._jit._invoker(self.signature.name).benchmark(
-            *args, warmup=warmup, repeats=repeats, min_time=min_time, number=number, flops=flops, bytes=bytes,
-            clock=clock)
+            *args,
+            warmup=warmup,
+            repeats=repeats,
+            min_time=min_time,
+            number=number,
+            flops=flops,
+            bytes=bytes,
+            clock=clock,
+        )
 
     def __repr__(self) -> str:
         return f"<JitFunction {self.signature}>"
@@ -146,9 +160,17 @@ class JitFunction:
 class JitModule:
     """An MLIR module, lowered and JIT-compiled, whose public functions take NumPy values."""
 
-    def __init__(self, source, *, pipeline: str | None = None, opt_level: int | None = None,
-                 shared_libs=(), runner_utils: bool = True, runtime_verification: bool | None = None,
-                 lowered: str | None = None):
+    def __init__(
+        self,
+        source,
+        *,
+        pipeline: str | None = None,
+        opt_level: int | None = None,
+        shared_libs=(),
+        runner_utils: bool = True,
+        runtime_verification: bool | None = None,
+        lowered: str | None = None,
+    ):
         """`opt_level=None` takes the suite-wide default (settings.default_opt_level(), which
         `lit -D opt_level=N` sets); `runner_utils` adds MLIR's runner-utils libraries, where the
         bindings ship them, to `shared_libs`; `runtime_verification=None` takes the suite-wide
@@ -160,8 +182,9 @@ class JitModule:
         self.shared_libs = resolve_shared_libs(shared_libs, runner_utils)
         # MLIR's runtime checks; a failed check, or any failed cf.assert, makes the call raise
         # RuntimeVerificationError (verification.py).
-        self.runtime_verification = (default_runtime_verification() if runtime_verification is None
-                                     else bool(runtime_verification))
+        self.runtime_verification = (
+            default_runtime_verification() if runtime_verification is None else bool(runtime_verification)
+        )
         module, self.context = _parse(source)
         prepare_module(module)
         self.source = str(module)  # what was lowered: the MLIR a reproducer needs
@@ -169,8 +192,13 @@ class JitModule:
         self._signatures = read_signatures(module)
         self.pipeline = pipeline or default_pipeline(module)
         # Under lit's failure report: what memref-reduce needs to find this module again (recording.py).
-        self._recorded = None if lowered is not None else recording.module_made(
-            self.source, source, self.pipeline, pipeline, self.opt_level, self.runtime_verification)
+        self._recorded = (
+            None
+            if lowered is not None
+            else recording.module_made(
+                self.source, source, self.pipeline, pipeline, self.opt_level, self.runtime_verification
+            )
+        )
         if lowered is None:
             self.module = lower_printed(module, self.source, self.pipeline, self.runtime_verification)
         else:  # lowered elsewhere already (memref_runtime.culprit): taken as it is
@@ -178,12 +206,20 @@ class JitModule:
         self._asserts = routes_asserts(self.module)  # the linked engine gets a guard
         printed = str(self.module)  # printed once: the cache key, and whether bf16 builtins are needed
         # JIT reuse (cache.py): the linked engine of the same module, when it may be shared.
-        self._cache_key = jit_cache.key_of(printed, opt_level=self.opt_level, shared_libs=self.shared_libs,
-                                           runtime_verification=self.runtime_verification)
+        self._cache_key = jit_cache.key_of(
+            printed,
+            opt_level=self.opt_level,
+            shared_libs=self.shared_libs,
+            runtime_verification=self.runtime_verification,
+        )
         self._shared = jit_cache.take_at_creation(
-            self._cache_key, may_register_callbacks=any(s.declaration for s in self._signatures.values()))
-        self.engine = self._shared.engine if self._shared else create_execution_engine(
-            module, opt_level=self.opt_level, shared_libs=self.shared_libs, text=printed)
+            self._cache_key, may_register_callbacks=any(s.declaration for s in self._signatures.values())
+        )
+        self.engine = (
+            self._shared.engine
+            if self._shared
+            else create_execution_engine(module, opt_level=self.opt_level, shared_libs=self.shared_libs, text=printed)
+        )
         self._linked: LinkedEngine | None = None  # at the first call
         self._lock = threading.RLock()
         self._compiled = False
@@ -237,10 +273,14 @@ class JitModule:
     def _callable_signature(self, name: str) -> FunctionSignature:
         sig = self._signatures.get(name)
         if sig is None or not sig.public or sig.declaration:
-            why = ("has no function" if sig is None else
-                   "declares but does not define" if sig.declaration else "has only a private")
-            raise AttributeError(f"the module {why} @{name}; public functions: "
-                                 f"{', '.join(self.functions) or '(none)'}")
+            why = (
+                "has no function"
+                if sig is None
+                else "declares but does not define"
+                if sig.declaration
+                else "has only a private"
+            )
+            raise AttributeError(f"the module {why} @{name}; public functions: {', '.join(self.functions) or '(none)'}")
         return sig
 
     # --- calls ----------------------------------------------------------------------------
@@ -299,12 +339,14 @@ class JitModule:
         """Why the JIT could not link: LLVM's errors, and the symbols nothing defines."""
         pending = [f"@{s.name}" for s in self._signatures.values() if s.declaration and s.name not in self._callbacks]
         symbols = re.findall(r"Symbols not found: \[([^\]]*)\]", errors)
-        return ("the JIT could not link the module"
-                + (f": {errors.strip()}" if errors.strip() else "")
-                + missing_runner_utils_hint(" ".join(symbols).replace(",", " ").split(), self.shared_libs)
-                + (f"\n  declarations without a registered callback: {', '.join(pending)}" if pending else "")
-                + "\n  register callbacks with register_callback() before the first call, or pass "
-                  "shared_libs= with the libraries that define these symbols")
+        return (
+            "the JIT could not link the module"
+            + (f": {errors.strip()}" if errors.strip() else "")
+            + missing_runner_utils_hint(" ".join(symbols).replace(",", " ").split(), self.shared_libs)
+            + (f"\n  declarations without a registered callback: {', '.join(pending)}" if pending else "")
+            + "\n  register callbacks with register_callback() before the first call, or pass "
+            "shared_libs= with the libraries that define these symbols"
+        )
 
     # --- callbacks ------------------------------------------------------------------------
 
@@ -322,14 +364,17 @@ class JitModule:
             declared = [f"@{s.name}" for s in self._signatures.values() if s.declaration]
             raise ValueError(
                 f"register_callback({name!r}): the module "
-                + ("defines" if sig is not None else "has no declaration") + f" @{name}; a callback "
+                + ("defines" if sig is not None else "has no declaration")
+                + f" @{name}; a callback "
                 f"implements a private func.func declaration (no body); declarations: "
-                f"{', '.join(declared) or '(none)'}")
+                f"{', '.join(declared) or '(none)'}"
+            )
         with self._lock:
             if self._compiled:
                 raise RuntimeError(
                     f"register_callback({name!r}): the module was compiled by a first call already and "
-                    "the JIT resolves symbols only once; register every callback before the first call")
+                    "the JIT resolves symbols only once; register every callback before the first call"
+                )
             # Under the guard, Python runs with the thread's jump buffer cleared (verification.py).
             called = Guard.outside(fn) if self._asserts else fn
             cfunc, symbol = make_trampoline(sig, called, self._callback_errors.record)

@@ -14,7 +14,7 @@ def top_level_passes(pipeline: str) -> list[str] | None:
     passes: list[str] = []
     current: list[str] = []
     depth = 0
-    for ch in text[len(HEAD):-len(TAIL)]:
+    for ch in text[len(HEAD) : -len(TAIL)]:
         depth += (ch in "({") - (ch in ")}")
         if depth < 0:
             return None

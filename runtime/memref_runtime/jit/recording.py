@@ -75,8 +75,9 @@ def _site() -> tuple[str, int] | None:
     return None if frame is None else (os.path.abspath(frame.f_code.co_filename), frame.f_lineno)
 
 
-def module_made(source: str, given, pipeline: str, given_pipeline: str | None, opt_level: int,
-                runtime_verification: bool) -> str | None:
+def module_made(
+    source: str, given, pipeline: str, given_pipeline: str | None, opt_level: int, runtime_verification: bool
+) -> str | None:
     """Records a JitModule of `source` (the module as it is lowered), made from `given` (what the
     test passed) where the test's code made it; returns its sha, or None when there is no report
     to record into."""
@@ -90,9 +91,19 @@ def module_made(source: str, given, pipeline: str, given_pipeline: str | None, o
         origin = _origin(folder, given, sha)
     except OSError:
         return None
-    _append({"event": "module", "sha": sha, "path": path, "pipeline": pipeline, "given_pipeline": given_pipeline,
-             "opt_level": opt_level, "runtime_verification": runtime_verification, "origin": origin,
-             "site": _site()})
+    _append(
+        {
+            "event": "module",
+            "sha": sha,
+            "path": path,
+            "pipeline": pipeline,
+            "given_pipeline": given_pipeline,
+            "opt_level": opt_level,
+            "runtime_verification": runtime_verification,
+            "origin": origin,
+            "site": _site(),
+        }
+    )
     return sha
 
 

@@ -46,9 +46,20 @@ class NativeAllocation:
 
 
 _LAYOUT_CTYPES = {  # a scalar's ctypes type, for the layout of a struct of results
-    "?": ctypes.c_bool, "b": ctypes.c_int8, "h": ctypes.c_int16, "i": ctypes.c_int32, "q": ctypes.c_int64,
-    "B": ctypes.c_uint8, "H": ctypes.c_uint16, "I": ctypes.c_uint32, "Q": ctypes.c_uint64,
-    "e": ctypes.c_uint16, "f": ctypes.c_float, "d": ctypes.c_double, "ff": C64, "dd": C128,
+    "?": ctypes.c_bool,
+    "b": ctypes.c_int8,
+    "h": ctypes.c_int16,
+    "i": ctypes.c_int32,
+    "q": ctypes.c_int64,
+    "B": ctypes.c_uint8,
+    "H": ctypes.c_uint16,
+    "I": ctypes.c_uint32,
+    "Q": ctypes.c_uint64,
+    "e": ctypes.c_uint16,
+    "f": ctypes.c_float,
+    "d": ctypes.c_double,
+    "ff": C64,
+    "dd": C128,
 }
 
 
@@ -61,16 +72,16 @@ def result_piece(spec: ScalarSpec | MemRefSpec) -> tuple[str, type]:
 
 
 def _results_struct(pieces) -> type:
-    return type("Results", (ctypes.Structure,), {"_fields_": [
-        (f"r{i}", ctype) for i, (_, ctype) in enumerate(pieces)]})
+    return type("Results", (ctypes.Structure,), {"_fields_": [(f"r{i}", ctype) for i, (_, ctype) in enumerate(pieces)]})
 
 
 def through_out_param(results: tuple) -> bool:
     """Whether the C interface returns `results` through a first out-parameter (a struct the
     caller allocates): a memref, a complex number, or several results; else the one scalar is
     returned (a call reads it from a trailing packed slot, a callback returns it)."""
-    return len(results) > 1 or (len(results) == 1 and (
-        isinstance(results[0], MemRefSpec) or results[0].scalar.kind == "complex"))
+    return len(results) > 1 or (
+        len(results) == 1 and (isinstance(results[0], MemRefSpec) or results[0].scalar.kind == "complex")
+    )
 
 
 def results_layout(results: tuple) -> tuple[str, int]:
@@ -98,8 +109,14 @@ def view_ranked(fields: Sequence[int], dtype: np.dtype, owner: object) -> MemRef
     in read-only memory, where a write would crash the process."""
     rank = (len(fields) - 3) // 2
     aligned = fields[1] or 0  # None: a NULL pointer passed by value to a callback
-    array = view_memref(aligned + fields[2] * dtype.itemsize, fields[3:3 + rank], fields[3 + rank:], dtype, owner,
-                        array_type=MemRefArray)
+    array = view_memref(
+        aligned + fields[2] * dtype.itemsize,
+        fields[3 : 3 + rank],
+        fields[3 + rank :],
+        dtype,
+        owner,
+        array_type=MemRefArray,
+    )
     if fields[0] == GLOBAL_ALLOCATED:
         array.flags.writeable = False
     return array

@@ -35,7 +35,8 @@ _SHARED_LIB_NAME = {"win32": "{}.dll", "darwin": "lib{}.dylib"}.get(sys.platform
 # What the runner-utils libraries export (CRunnerUtils.h, RunnerUtils.h), for the hint of a link error.
 _RUNNER_UTILS_SYMBOL = re.compile(
     r"^(_mlir_ciface_)?(memrefCopy|print[A-Z]\w*|rtclock|nanoTime|verifyMemRef\w*|"
-    r"_mlir_memref_to_llvm_\w+|stdSort\w*|shuffle|vecSort\w*)$")
+    r"_mlir_memref_to_llvm_\w+|stdSort\w*|shuffle|vecSort\w*)$"
+)
 
 
 def _build_tree_lib_dirs(folder: str) -> list[str]:
@@ -75,8 +76,10 @@ def resolve_shared_libs(shared_libs: Iterable[str | os.PathLike], runner_utils: 
     """`shared_libs`, then the runner-utils libraries if `runner_utils`, as paths, once each.
     A path that names no file raises ValueError: the ExecutionEngine would only print a warning."""
     if isinstance(shared_libs, (str, bytes, os.PathLike)):
-        raise TypeError(f"shared_libs: expected a list of paths, got {type(shared_libs).__name__} "
-                        f"{shared_libs!r}; write shared_libs=[path]")
+        raise TypeError(
+            f"shared_libs: expected a list of paths, got {type(shared_libs).__name__} "
+            f"{shared_libs!r}; write shared_libs=[path]"
+        )
     paths = [os.fspath(p) for p in shared_libs]
     for p in paths:
         if not os.path.isfile(p):
@@ -109,8 +112,9 @@ def _byte_view(unranked: _Unranked, itemsize: int) -> np.ndarray:
     """A writable array of `itemsize`-byte opaque elements over the memref `unranked` describes."""
     rank = unranked.rank
     fields = read_ranked_descriptor(rank, unranked.descriptor, "memrefCopy's memref")
-    return view_memref(fields[1] + fields[2] * itemsize, fields[3:3 + rank], fields[3 + rank:],
-                       np.dtype((np.void, itemsize)), None)
+    return view_memref(
+        fields[1] + fields[2] * itemsize, fields[3 : 3 + rank], fields[3 + rank :], np.dtype((np.void, itemsize)), None
+    )
 
 
 def _memref_copy(itemsize: int, source, target) -> None:
@@ -142,7 +146,9 @@ def missing_runner_utils_hint(missing: list[str], shared_libs: Sequence[str]) ->
     names = ", ".join(_SHARED_LIB_NAME.format(n) for n in LIBRARIES)
     if any(_is_runner_utils(p) for p in shared_libs):
         return f"\n  {', '.join(wanted)}: not in the runner-utils libraries loaded ({', '.join(map(str, shared_libs))})"
-    return (f"\n  {', '.join(wanted)} {'is' if len(wanted) == 1 else 'are'} defined by MLIR's runner-utils "
-            f"libraries ({names}), which the {bindings().name!r} bindings do not ship; pass "
-            f"shared_libs=[...] with their paths (from an LLVM build, or the xtc-mlir-python-bindings "
-            f"wheel's mlir/lib), or set {ENV_VAR}")
+    return (
+        f"\n  {', '.join(wanted)} {'is' if len(wanted) == 1 else 'are'} defined by MLIR's runner-utils "
+        f"libraries ({names}), which the {bindings().name!r} bindings do not ship; pass "
+        f"shared_libs=[...] with their paths (from an LLVM build, or the xtc-mlir-python-bindings "
+        f"wheel's mlir/lib), or set {ENV_VAR}"
+    )

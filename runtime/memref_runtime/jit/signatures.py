@@ -119,8 +119,7 @@ def _dims(values) -> tuple:
 def _supported(spec: MemRefSpec) -> ValueSpec:
     """`spec`, or an UnsupportedSpec saying why no NumPy array can stand for it."""
     if spec.shape is not None and len(spec.shape) > MAX_RANK:
-        return UnsupportedSpec(spec.mlir, f"its rank {len(spec.shape)} exceeds NumPy's limit of "
-                                          f"{MAX_RANK} dimensions")
+        return UnsupportedSpec(spec.mlir, f"its rank {len(spec.shape)} exceeds NumPy's limit of {MAX_RANK} dimensions")
     try:
         element_type_for_mlir(spec.element)
     except (TypeError, ImportError) as e:  # no NumPy dtype (i4, vector<4xf32>), or ml_dtypes missing
@@ -147,14 +146,14 @@ def _memref_spec(ir, t, writable: bool) -> ValueSpec | None:
     shape = _dims(memref.shape)
     layout = memref.layout
     if isinstance(layout, ir.AffineMapAttr) and layout.value == ir.AffineMap.get_identity(
-            len(shape), context=t.context):
+        len(shape), context=t.context
+    ):
         return MemRefSpec(text, str(memref.element_type), shape, True, None, 0, True)
     try:
         strides, offset = memref.get_strides_and_offset()
     except Exception:  # noqa: BLE001 - the bindings raise a bare error for non-strided maps
         return UnsupportedSpec(text, "its layout is not strided")
-    return MemRefSpec(text, str(memref.element_type), shape, False, _dims(strides),
-                      _dims([offset])[0], True)
+    return MemRefSpec(text, str(memref.element_type), shape, False, _dims(strides), _dims([offset])[0], True)
 
 
 def value_spec(t: Any, writable: bool = True) -> ValueSpec:
@@ -169,8 +168,7 @@ def value_spec(t: Any, writable: bool = True) -> ValueSpec:
     scalar = SCALAR_KINDS.get(text)
     if scalar is not None:
         return ScalarSpec(text, scalar)
-    return UnsupportedSpec(text, "JitModule passes memrefs, tensors and scalars ("
-                           + ", ".join(SCALAR_KINDS) + ") only")
+    return UnsupportedSpec(text, "JitModule passes memrefs, tensors and scalars (" + ", ".join(SCALAR_KINDS) + ") only")
 
 
 def _arg_writable(op, index: int) -> bool:

@@ -112,7 +112,8 @@ def compiled_builtins() -> tuple:
     table = (ctypes.c_void_p * len(COMPILED_BUILTINS))()
     # The ExecutionEngine's packed wrapper of an llvm.func: one void* per argument.
     fill = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_void_p))(
-        engine.raw_lookup("__memref_runtime_soft_float_addresses"))
+        engine.raw_lookup("__memref_runtime_soft_float_addresses")
+    )
     table_pointer = ctypes.c_void_p(ctypes.addressof(table))
     fill((ctypes.c_void_p * 1)(ctypes.addressof(table_pointer)))
     _KEPT_ALIVE.append(engine)

@@ -43,8 +43,11 @@ from ..bindings import bindings
 
 FREE_DATA, FREE_DESCRIPTOR, FREE_BOTH = 0, 1, 2
 # The clocks every sample reads, outermost first: name -> clock_gettime id.
-CLOCKS = {"wall": time.CLOCK_MONOTONIC, "process": time.CLOCK_PROCESS_CPUTIME_ID,
-          "thread": time.CLOCK_THREAD_CPUTIME_ID}
+CLOCKS = {
+    "wall": time.CLOCK_MONOTONIC,
+    "process": time.CLOCK_PROCESS_CPUTIME_ID,
+    "thread": time.CLOCK_THREAD_CPUTIME_ID,
+}
 MAX_CLOCKS = 4
 
 _LOOP_MLIR = r"""
@@ -196,9 +199,17 @@ def empty_kernel_address() -> int:
 
 
 class _Arguments(ctypes.Structure):
-    _fields_ = [("fn", ctypes.c_void_p), ("packed", ctypes.c_void_p), ("number", ctypes.c_int64),
-                ("samples", ctypes.c_int64), ("out", ctypes.c_void_p), ("frees", ctypes.c_void_p),
-                ("nfrees", ctypes.c_int64), ("clocks", ctypes.c_void_p), ("nclocks", ctypes.c_int64)]
+    _fields_ = [
+        ("fn", ctypes.c_void_p),
+        ("packed", ctypes.c_void_p),
+        ("number", ctypes.c_int64),
+        ("samples", ctypes.c_int64),
+        ("out", ctypes.c_void_p),
+        ("frees", ctypes.c_void_p),
+        ("nfrees", ctypes.c_int64),
+        ("clocks", ctypes.c_void_p),
+        ("nclocks", ctypes.c_int64),
+    ]
 
 
 class TimingLoop:
@@ -207,15 +218,20 @@ class TimingLoop:
     `enter(args_address)` runs the loop's packed wrapper: a plain ctypes call, or a JitModule's
     runtime-verification guard (which raises when a check in the kernel failed)."""
 
-    def __init__(self, kernel: int, packed: int, frees: Sequence[tuple[int, int]] = (),
-                 enter: Callable[[Any], object] | None = None, clocks: Sequence[str] = tuple(CLOCKS)) -> None:
+    def __init__(
+        self,
+        kernel: int,
+        packed: int,
+        frees: Sequence[tuple[int, int]] = (),
+        enter: Callable[[Any], object] | None = None,
+        clocks: Sequence[str] = tuple(CLOCKS),
+    ) -> None:
         unknown = [c for c in clocks if c not in CLOCKS]
         if unknown or not 0 < len(clocks) <= MAX_CLOCKS:
             raise ValueError(f"TimingLoop: clocks must be 1 to {MAX_CLOCKS} of {sorted(CLOCKS)}, got {clocks!r}")
         self.clocks = tuple(clocks)
         self._clock_ids = (ctypes.c_int32 * len(clocks))(*(CLOCKS[c] for c in clocks))
-        self._args = _Arguments(fn=kernel, packed=packed, clocks=ctypes.addressof(self._clock_ids),
-                                nclocks=len(clocks))
+        self._args = _Arguments(fn=kernel, packed=packed, clocks=ctypes.addressof(self._clock_ids), nclocks=len(clocks))
         self._frees = (ctypes.c_int64 * max(2 * len(frees), 1))(*(w for pair in frees for w in pair))
         self._args.frees, self._args.nfrees = ctypes.addressof(self._frees), len(frees)
         fields = [getattr(_Arguments, field[0]) for field in _Arguments._fields_]
@@ -232,7 +248,7 @@ class TimingLoop:
         args = self._args
         args.number, args.samples, args.out = number, samples, ctypes.addressof(self._out)
         self._enter(self._packed)
-        values = self._out[:samples * width]
+        values = self._out[: samples * width]
         return {clock: values[c::width] for c, clock in enumerate(self.clocks)}
 
 

@@ -53,6 +53,7 @@ class RuntimeVerificationError(RuntimeError):
 
 # --- the pipeline ---------------------------------------------------------------------------
 
+
 def _is_bufferization(step: str) -> bool:
     name = pass_name(step)
     return "bufferiz" in name or name.startswith("buffer-")
@@ -63,8 +64,7 @@ def with_runtime_verification(pipeline: str) -> str:
     its last bufferization pass, or first when it has none; unchanged if it has the pass."""
     steps = top_level_passes(pipeline)
     if steps is None:
-        raise ValueError(f"runtime_verification: expected a pipeline of the form "
-                         f"builtin.module(...), got {pipeline!r}")
+        raise ValueError(f"runtime_verification: expected a pipeline of the form builtin.module(...), got {pipeline!r}")
     if any(pass_name(s) == PASS for s in steps):
         return pipeline
     at = max((i + 1 for i, s in enumerate(steps) if _is_bufferization(s)), default=0)
@@ -158,8 +158,12 @@ def _assert_failure_calls(module) -> list:
             previous = None
             for op in block.operations:
                 op = op.operation
-                if op.name == "llvm.call" and previous is not None and _callee(op) == "abort" \
-                        and _callee(previous) == "puts":
+                if (
+                    op.name == "llvm.call"
+                    and previous is not None
+                    and _callee(op) == "abort"
+                    and _callee(previous) == "puts"
+                ):
                     found.append(previous)
                 previous = op if op.name == "llvm.call" else None
     return found
@@ -167,8 +171,11 @@ def _assert_failure_calls(module) -> list:
 
 def _symbols(module) -> dict:
     ir = bindings().ir
-    return {ir.StringAttr(op.operation.attributes["sym_name"]).value: op.operation
-            for op in module.body.operations if "sym_name" in op.operation.attributes}
+    return {
+        ir.StringAttr(op.operation.attributes["sym_name"]).value: op.operation
+        for op in module.body.operations
+        if "sym_name" in op.operation.attributes
+    }
 
 
 def routes_asserts(module: Any) -> bool:
@@ -194,16 +201,22 @@ def route_assert_failures(module: Any) -> int:
             existing = symbols.get(name)
             if existing is None:
                 module.body.append(op)
-            elif not (existing.name == op.name == "llvm.func" and not existing.regions[0].blocks
-                      and str(existing.attributes["function_type"]) == str(op.attributes["function_type"])):
-                raise ValueError(f"the module defines @{name}, a name that reporting failed cf.asserts "
-                                 f"needs for its own declaration or function: {existing}")
+            elif not (
+                existing.name == op.name == "llvm.func"
+                and not existing.regions[0].blocks
+                and str(existing.attributes["function_type"]) == str(op.attributes["function_type"])
+            ):
+                raise ValueError(
+                    f"the module defines @{name}, a name that reporting failed cf.asserts "
+                    f"needs for its own declaration or function: {existing}"
+                )
     for call in calls:
         call.attributes["callee"] = ir.FlatSymbolRefAttr.get(FAILED, context=module.context)
     return len(calls)
 
 
 # --- calls through the guard ----------------------------------------------------------------
+
 
 @functools.cache
 def _libc():

@@ -50,8 +50,11 @@ MIN_MLIR_VERSION_FEATURES = {"mlir-i1-memref": 23}
 # The suite settings: -D name -> (environment variable, parse, feature when set or None).
 SUITE_SETTINGS: dict[str, tuple[str, Callable[[str, str], Any], Callable[[Any], str | None]]] = {
     "opt_level": (settings.OPT_LEVEL_ENV, settings.parse_opt_level, lambda v: f"opt-level-{v}"),
-    "runtime_verification": (settings.RUNTIME_VERIFICATION_ENV, settings.parse_flag,
-                             lambda v: "runtime-verification" if v else None),
+    "runtime_verification": (
+        settings.RUNTIME_VERIFICATION_ENV,
+        settings.parse_flag,
+        lambda v: "runtime-verification" if v else None,
+    ),
 }
 
 
@@ -184,8 +187,10 @@ def choose_interpreter(suite: Suite) -> None:
     if path:
         if not os.path.isdir(os.path.join(path, bindings)):
             origin = "-D mlir_python_path" if "mlir_python_path" in params else "config.mlir_python_path (site config)"
-            suite.fatal(f"{origin}: expected a folder holding the {bindings!r} package (an LLVM build's "
-                        f"tools/mlir/python_packages/mlir_core), got {path!r}")
+            suite.fatal(
+                f"{origin}: expected a folder holding the {bindings!r} package (an LLVM build's "
+                f"tools/mlir/python_packages/mlir_core), got {path!r}"
+            )
         path = os.path.abspath(path)
     suite.mlir_python_path = path
     # Ahead of site-packages: the site hook, the suite's own folders, memref_runtime where it is
@@ -209,14 +214,15 @@ def probe_interpreter(suite: Suite) -> None:
 
 
 def find_tools(suite: Suite) -> None:
-    suite.tools = find_toolchain(suite.config, suite.params, suite.python, suite.probed, suite.mlir_python_path,
-                                 suite.fatal)
+    suite.tools = find_toolchain(
+        suite.config, suite.params, suite.python, suite.probed, suite.mlir_python_path, suite.fatal
+    )
 
 
 def add_substitutions(suite: Suite) -> None:
     """The suite's own, FileCheck/not/count, %PYTHON and the tools' paths, %lower_to_llvm; PATH."""
     config, tools, extra = suite.config, suite.toolchain, suite.options.substitutions
-    for key, value in (extra.items() if isinstance(extra, dict) else extra):
+    for key, value in extra.items() if isinstance(extra, dict) else extra:
         config.substitutions.append((key, value))
     for tool, command in (("FileCheck", tools.filecheck), ("not", tools.not_), ("count", tools.count)):
         config.substitutions.append((ToolSubst(tool, command=command).regex, command))
@@ -240,7 +246,8 @@ def add_substitutions(suite: Suite) -> None:
             config.substitutions.append((ToolSubst(tool, command=path).regex, quoted(path)))
     config.substitutions.append(("%lower_to_llvm", f'--pass-pipeline="{suite.probed.default_pipeline}"'))
     config.environment["PATH"] = os.pathsep.join(
-        tools.tool_dirs + [config.environment.get("PATH") or os.environ.get("PATH", "")])
+        tools.tool_dirs + [config.environment.get("PATH") or os.environ.get("PATH", "")]
+    )
 
 
 def add_features(suite: Suite) -> None:
@@ -291,7 +298,8 @@ def set_environment(suite: Suite) -> None:
     # Libraries named with -D are also what the tests' in-process JIT links by default.
     if {"mlir_runner_utils", "mlir_c_runner_utils"} & set(suite.lit_config.params):
         env[environment.RUNNER_UTILS] = os.pathsep.join(
-            p for p in (runner_utils["mlir_c_runner_utils"], runner_utils["mlir_runner_utils"]) if p)
+            p for p in (runner_utils["mlir_c_runner_utils"], runner_utils["mlir_runner_utils"]) if p
+        )
     env["PYTHONPATH"] = os.pathsep.join(suite.test_pythonpath)
     if suite.mlir_python_path:
         env[environment.MLIR_PYTHON_PATH] = suite.mlir_python_path
@@ -314,7 +322,8 @@ def follow_upstream(suite: Suite) -> None:
     libraries = tools.runner_utils
     c_runner_utils = libraries["mlir_c_runner_utils"]
     setup = upstream_compat.configure(
-        config, suite.lit_config,
+        config,
+        suite.lit_config,
         lib_dirs=tools.search["mlir_libs"],
         library_dir=os.path.dirname(c_runner_utils) if c_runner_utils else None,
         libraries=libraries,
@@ -352,8 +361,18 @@ def start_server(suite: Suite) -> None:
 
 
 STEPS: tuple[Callable[[Suite], None], ...] = (
-    discover, choose_interpreter, probe_interpreter, find_tools, add_substitutions, add_features, apply_settings,
-    set_environment, follow_upstream, register_updater, start_server)
+    discover,
+    choose_interpreter,
+    probe_interpreter,
+    find_tools,
+    add_substitutions,
+    add_features,
+    apply_settings,
+    set_environment,
+    follow_upstream,
+    register_updater,
+    start_server,
+)
 
 
 def configure(config: Any, lit_config: Any, **options: Any) -> Configured:
@@ -363,6 +382,12 @@ def configure(config: Any, lit_config: Any, **options: Any) -> Configured:
         step(suite)
     lit_config.dbg(f"memref-runtime features: {sorted(config.available_features)}")
     lit_config.dbg(f"memref-runtime substitutions: {config.substitutions}")
-    return Configured(python=suite.python, bindings=suite.bindings, mlir_major=suite.probed.mlir_major,
-                      toolchain=suite.toolchain, mlir_inputs=suite.inputs, exec_root=config.test_exec_root,
-                      features=set(config.available_features))
+    return Configured(
+        python=suite.python,
+        bindings=suite.bindings,
+        mlir_major=suite.probed.mlir_major,
+        toolchain=suite.toolchain,
+        mlir_inputs=suite.inputs,
+        exec_root=config.test_exec_root,
+        features=set(config.available_features),
+    )

@@ -51,14 +51,22 @@ def private_folder(fatal: Callable[[str], NoReturn]) -> str:
     except OSError as e:
         fatal(f"cannot make the private exec root {folder}: {e}; pass -D exec_root=DIR")
     st = os.lstat(folder)
-    problem = ("is a symlink" if stat.S_ISLNK(st.st_mode) else
-               "is not a folder" if not stat.S_ISDIR(st.st_mode) else
-               f"belongs to uid {st.st_uid}, not to this user ({os.getuid()})" if st.st_uid != os.getuid() else
-               f"has mode {stat.S_IMODE(st.st_mode):o}: others may write into it"
-               if stat.S_IMODE(st.st_mode) & 0o022 else None)
+    problem = (
+        "is a symlink"
+        if stat.S_ISLNK(st.st_mode)
+        else "is not a folder"
+        if not stat.S_ISDIR(st.st_mode)
+        else f"belongs to uid {st.st_uid}, not to this user ({os.getuid()})"
+        if st.st_uid != os.getuid()
+        else f"has mode {stat.S_IMODE(st.st_mode):o}: others may write into it"
+        if stat.S_IMODE(st.st_mode) & 0o022
+        else None
+    )
     if problem:
-        fatal(f"the private exec root {folder} {problem}, so another user could plant files where tests write "
-              "%t; remove it, or pass -D exec_root=DIR")
+        fatal(
+            f"the private exec root {folder} {problem}, so another user could plant files where tests write "
+            "%t; remove it, or pass -D exec_root=DIR"
+        )
     return folder
 
 

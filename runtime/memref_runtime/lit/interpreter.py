@@ -53,8 +53,9 @@ class ProbeError(Exception):
 def _run_probe(python: str, bindings: str, pythonpath: list) -> dict:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(pythonpath))
     try:
-        out = subprocess.run([python, "-m", PROBE_MODULE, bindings], capture_output=True, text=True, timeout=120,
-                             env=env)
+        out = subprocess.run(
+            [python, "-m", PROBE_MODULE, bindings], capture_output=True, text=True, timeout=120, env=env
+        )
     except (OSError, subprocess.SubprocessError) as e:
         raise ProbeError(f"cannot run the test interpreter {python!r}: {e}") from None
     found = {"jit": False}
@@ -64,18 +65,25 @@ def _run_probe(python: str, bindings: str, pythonpath: list) -> dict:
     except ValueError:
         pass
     if "bindings_dirs" not in found and "No module named 'memref_runtime'" in out.stderr:
-        raise ProbeError(f"the test interpreter {python} cannot import memref_runtime: "
-                         f"install memref-runtime into it ({python} -m pip install memref-runtime), or run lit "
-                         "with the interpreter that has it")
+        raise ProbeError(
+            f"the test interpreter {python} cannot import memref_runtime: "
+            f"install memref-runtime into it ({python} -m pip install memref-runtime), or run lit "
+            "with the interpreter that has it"
+        )
     if "bindings_dirs" not in found:
-        raise ProbeError(f"cannot probe the test interpreter {python!r}: "
-                         + (out.stderr.strip() or f"exit status {out.returncode}"))
+        raise ProbeError(
+            f"cannot probe the test interpreter {python!r}: " + (out.stderr.strip() or f"exit status {out.returncode}")
+        )
     return found
 
 
 def _sources(package_dir: str) -> list[str]:
-    return sorted(os.path.join(folder, name) for folder, _, names in os.walk(package_dir)
-                  for name in names if name.endswith(".py"))
+    return sorted(
+        os.path.join(folder, name)
+        for folder, _, names in os.walk(package_dir)
+        for name in names
+        if name.endswith(".py")
+    )
 
 
 def probe(python: str, bindings: str, pythonpath: list) -> Probe:
@@ -90,8 +98,13 @@ def probe(python: str, bindings: str, pythonpath: list) -> Probe:
 
     def depends_on(found: dict) -> list:
         folders = found["bindings_dirs"] + found["llvm_dirs"]
-        return ([python, os.path.realpath(python), found["scripts_dir"]] + folders
-                + [os.path.dirname(f) for f in folders] + _sources(found["memref_runtime"]))
+        return (
+            [python, os.path.realpath(python), found["scripts_dir"]]
+            + folders
+            + [os.path.dirname(f) for f in folders]
+            + _sources(found["memref_runtime"])
+        )
 
-    return Probe.from_answer(probe_cache.cached("python", key, lambda: _run_probe(python, bindings, pythonpath),
-                                                depends_on))
+    return Probe.from_answer(
+        probe_cache.cached("python", key, lambda: _run_probe(python, bindings, pythonpath), depends_on)
+    )

@@ -59,9 +59,11 @@ def main(bindings: str) -> None:
         "bindings_dirs": package_dirs(bindings), "llvm_dirs": package_dirs("llvm"),
         "has_ml_dtypes": has("ml_dtypes"), "has_filecheck": has("filecheck"),
         # The array frameworks a test may hand to JIT code (found, not imported: torch takes seconds).
-        "has_torch": has("torch"), "has_jax": has("jax", "jaxlib"),
+        "has_torch": has("torch"),
+        "has_jax": has("jax", "jaxlib"),
         "memref_runtime": os.path.dirname(memref_runtime.__file__),
-        "mlir_major": mlir_major(bindings), "default_pipeline": DEFAULT_PIPELINE,
+        "mlir_major": mlir_major(bindings),
+        "default_pipeline": DEFAULT_PIPELINE,
     }
     print(json.dumps(found), flush=True)  # before the JIT, which may abort the process
     try:

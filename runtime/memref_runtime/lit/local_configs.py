@@ -40,10 +40,16 @@ class GuardedConfig(lit.TestingConfig.TestingConfig):
             if e.args:  # lit_config.fatal(): the author stops the run
                 raise
         except Exception as e:  # noqa: BLE001 - any error of the file fails its folder's tests
-            setattr(self, CONFIG_ERROR, f"memref-runtime: {path} raised {type(e).__name__}, so the tests of its "
-                                        f"folder fail:\n{traceback.format_exc()}")
-            litConfig.warning(f"{path} raised {type(e).__name__}: {e}; the tests of its folder fail with the "
-                              "traceback (lit -v shows it)")
+            setattr(
+                self,
+                CONFIG_ERROR,
+                f"memref-runtime: {path} raised {type(e).__name__}, so the tests of its "
+                f"folder fail:\n{traceback.format_exc()}",
+            )
+            litConfig.warning(
+                f"{path} raised {type(e).__name__}: {e}; the tests of its folder fail with the "
+                "traceback (lit -v shows it)"
+            )
         self.finish(litConfig)
 
 

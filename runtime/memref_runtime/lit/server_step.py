@@ -27,8 +27,7 @@ from .test_format import Before
 DEFAULT_PYTHON_SERVER = True
 
 
-def configure(config: Any, lit_config: Any, params: Mapping[str, str],
-              parse_flag: Callable[[str, str], bool]) -> None:
+def configure(config: Any, lit_config: Any, params: Mapping[str, str], parse_flag: Callable[[str, str], bool]) -> None:
     """The server behind %PYTHON, input recording, timing (configure()'s last step: it rewrites
     %PYTHON and needs the final environment)."""
     wanted = parse_flag(params.get("python_server", str(int(DEFAULT_PYTHON_SERVER))), "-D python_server")
@@ -44,7 +43,8 @@ def configure(config: Any, lit_config: Any, params: Mapping[str, str],
         config.available_features.add("python-server")
         python = next((_unquoted(v) for k, v in config.substitutions if k == "%PYTHON"), sys.executable)
         config.substitutions[:] = [
-            (key, client_command(python) if key == "%PYTHON" else value) for key, value in config.substitutions]
+            (key, client_command(python) if key == "%PYTHON" else value) for key, value in config.substitutions
+        ]
         if not LISTING_OPTIONS.intersection(sys.argv[1:]):  # tests will run
             prestart(python, config.environment)
     if params.get("timing"):
@@ -58,6 +58,7 @@ def configure(config: Any, lit_config: Any, params: Mapping[str, str],
 # lit options that list and stop before any test runs (--show-all and the other --show-<result>
 # options run the tests; --version exits before any configuration is read).
 LISTING_OPTIONS = frozenset({"--show-suites", "--show-tests", "--show-used-features"})
+
 
 def _unquoted(value: str) -> str:
     return value[1:-1] if len(value) > 1 and value[0] == value[-1] == '"' else value

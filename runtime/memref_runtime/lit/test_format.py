@@ -66,8 +66,7 @@ class MemrefRuntimeShTest(lit.formats.ShTest):
         result, substitutions, preamble = self.prepare(test, lit_config)
         if result is not None:
             return result
-        result = lit.TestRunner.executeShTest(
-            test, lit_config, self.execute_external, substitutions, preamble)
+        result = lit.TestRunner.executeShTest(test, lit_config, self.execute_external, substitutions, preamble)
         for hook in self.after_hooks:
             result = hook(test, lit_config, result)
         return result

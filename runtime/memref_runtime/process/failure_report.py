@@ -130,6 +130,8 @@ def format_report(folder: str) -> str:
         if failed(record):
             output = record["output"].decode(errors="replace")
             output = name_frames(output, read_map(os.path.join(folder, f"{record.get('pid')}.jit")))
-            parts.append("# everything it printed, stdout and stderr in the order they came:\n"
-                         + (tail(output, record["path"]) if output.strip() else "(nothing)"))
+            parts.append(
+                "# everything it printed, stdout and stderr in the order they came:\n"
+                + (tail(output, record["path"]) if output.strip() else "(nothing)")
+            )
     return "\n".join(parts) + "\n"

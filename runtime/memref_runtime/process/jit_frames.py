@@ -90,7 +90,7 @@ def describe(name: str, offset: int) -> str:
     """`@kernel + 0x1d (JIT)`; a wrapper the JIT made around @kernel says so."""
     for prefix, what in _WRAPPERS:
         if name.startswith(prefix) and len(name) > len(prefix):
-            return f"{name} + {offset:#x} (JIT: {what.format(name[len(prefix):])})"
+            return f"{name} + {offset:#x} (JIT: {what.format(name[len(prefix) :])})"
     return f"@{name} + {offset:#x} (JIT)"
 
 
@@ -107,8 +107,10 @@ def name_frames(text: str, functions: JitFunctions) -> str:
             return f"{match.group('head')} {describe(*found)}{match.group('rest')}"
         empty = functions.empty_at(address)
         if empty is not None:
-            return (f"{match.group('head')} @{empty} + 0x0 (JIT: LLVM compiled it to no code at all, as it does a body "
-                    f"that is undefined behaviour, such as a store to null){match.group('rest')}")
+            return (
+                f"{match.group('head')} @{empty} + 0x0 (JIT: LLVM compiled it to no code at all, as it does a body "
+                f"that is undefined behaviour, such as a store to null){match.group('rest')}"
+            )
         return match.group(0)
 
     return _FRAME.sub(named, text)

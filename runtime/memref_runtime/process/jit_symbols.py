@@ -41,7 +41,7 @@ def elf_functions(data: bytes) -> list[tuple[int, int, str]]:
 
     if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
         return []
-    shoff, = struct.unpack_from("<Q", data, 0x28)
+    (shoff,) = struct.unpack_from("<Q", data, 0x28)
     shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
     # (type, address, offset, size, link) of each section header (its name, flags, info left out)
     sections = [struct.unpack_from("<4xI8xQQQI", data, shoff + i * shentsize) for i in range(shnum)]
@@ -55,7 +55,7 @@ def elf_functions(data: bytes) -> list[tuple[int, int, str]]:
             if info & 0xF != _FUNC or not 0 < index < len(sections):
                 continue
             end = data.index(b"\0", strings + name)
-            found.append((sections[index][1] + value, length, data[strings + name:end].decode(errors="replace")))
+            found.append((sections[index][1] + value, length, data[strings + name : end].decode(errors="replace")))
     return found
 
 
@@ -65,12 +65,20 @@ def _descriptor_type():
     class Entry(ctypes.Structure):
         pass
 
-    Entry._fields_ = [("next", ctypes.POINTER(Entry)), ("prev", ctypes.POINTER(Entry)),
-                      ("symfile_addr", ctypes.c_void_p), ("symfile_size", ctypes.c_uint64)]
+    Entry._fields_ = [
+        ("next", ctypes.POINTER(Entry)),
+        ("prev", ctypes.POINTER(Entry)),
+        ("symfile_addr", ctypes.c_void_p),
+        ("symfile_size", ctypes.c_uint64),
+    ]
 
     class Descriptor(ctypes.Structure):
-        _fields_ = [("version", ctypes.c_uint32), ("action_flag", ctypes.c_uint32),
-                    ("relevant_entry", ctypes.POINTER(Entry)), ("first_entry", ctypes.POINTER(Entry))]
+        _fields_ = [
+            ("version", ctypes.c_uint32),
+            ("action_flag", ctypes.c_uint32),
+            ("relevant_entry", ctypes.POINTER(Entry)),
+            ("first_entry", ctypes.POINTER(Entry)),
+        ]
 
     return Descriptor
 
@@ -141,8 +149,10 @@ class Recorder:
             for entry in reversed(new):  # oldest first: a later line wins where addresses were reused
                 self.seen.add(entry)
                 if entry[1] and entry[2]:
-                    lines += [f"{start:x} {size:x} {name}\n"
-                              for start, size, name in elf_functions(ctypes.string_at(entry[1], entry[2]))]
+                    lines += [
+                        f"{start:x} {size:x} {name}\n"
+                        for start, size, name in elf_functions(ctypes.string_at(entry[1], entry[2]))
+                    ]
             if lines:
                 with open(self.path, "a") as f:
                     f.writelines(lines)

@@ -58,6 +58,7 @@ def _install_native_stack() -> None:
     """LLVM's handlers under faulthandler's, so a crash prints the Python stack, then the native one."""
     try:
         from . import native_stack as native
+
         faulthandler.disable()  # re-enabled on top: faulthandler runs first, then chains to LLVM
         try:
             native.install()
@@ -138,6 +139,7 @@ def install_crash_handlers() -> None:
 
 # --- the copy of fds 1 and 2 -------------------------------------------------------------------
 
+
 def is_test_process(argv: list[str], orig_argv: list[str] | tuple[str, ...] = ()) -> bool:
     """A script or `-m` module run by a RUN line, not `-c` code (toolchain.py's stand-ins for
     `not`/`count`) nor a Python tool (filecheck) whose output lit shows itself. `argv` is
@@ -169,7 +171,7 @@ def write_all(fd: int, data: bytes) -> bool:
     view = memoryview(data)
     while view:
         try:
-            view = view[os.write(fd, view):]
+            view = view[os.write(fd, view) :]
         except BlockingIOError:
             select.select([], [fd], [])
         except OSError:
@@ -320,8 +322,9 @@ def describe_status(status: int) -> dict:
 
     if os.WIFSIGNALED(status):
         number = os.WTERMSIG(status)
-        names = [n for n in dir(signal) if n.startswith("SIG") and not n.startswith("SIG_")
-                 and getattr(signal, n) == number]
+        names = [
+            n for n in dir(signal) if n.startswith("SIG") and not n.startswith("SIG_") and getattr(signal, n) == number
+        ]
         name = min(names, key=lambda n: (n in ("SIGIOT", "SIGPOLL", "SIGCLD"), n), default=f"signal {number}")
         return {"signal": number, "signal_name": name, "signal_text": signal.strsignal(number) or ""}
     return {"exit_code": os.WEXITSTATUS(status)}

@@ -44,8 +44,17 @@ OWNER_ENV = "MEMREF_RUNTIME_PYTHON_SERVER_OWNER"  # the pid whose end ends the s
 # name, and its temporary folder after loading the configuration; a shell sets `_`; the failure
 # report (lit/failure_report.py) exports a folder per test, which setup_process() reads; memref-reduce
 # a candidate per run, which JitModule reads. (The child forgets tempfile's cached folder.)
-VOLATILE_ENV = (b"LIT_CURRENT_TESTCASE", b"TMP", b"TMPDIR", b"TEMP", b"TEMPDIR", b"_",
-                b"MEMREF_RUNTIME_REPORT", b"MEMREF_RUNTIME_REPORT_PIPES", b"MEMREF_RUNTIME_CANDIDATE")
+VOLATILE_ENV = (
+    b"LIT_CURRENT_TESTCASE",
+    b"TMP",
+    b"TMPDIR",
+    b"TEMP",
+    b"TEMPDIR",
+    b"_",
+    b"MEMREF_RUNTIME_REPORT",
+    b"MEMREF_RUNTIME_REPORT_PIPES",
+    b"MEMREF_RUNTIME_CANDIDATE",
+)
 # LLVM's `not --crash` sets this for the command it runs, which is meant to crash: that runs in
 # a fresh interpreter, so that its crash report (Python and native stacks) is a fresh one's.
 EXPECTED_CRASH_ENV = "LLVM_DISABLE_SYMBOLIZATION"
@@ -97,7 +106,7 @@ def _start_server(folder: str, key: str) -> None:
     ready_r, ready_w = os.pipe()
     pid = os.fork()
     if pid == 0:  # first child: a new session, then the server's parent exits at once, so
-        try:      # the server is no descendant of this test (lit --timeout kills those)
+        try:  # the server is no descendant of this test (lit --timeout kills those)
             os.setsid()
             if os.fork():
                 os._exit(0)
@@ -163,12 +172,19 @@ def request(argv: list) -> bytes:
     umask = os.umask(0)
     os.umask(umask)
     names = {getattr(_signal, n) for n in PYTHON_IGNORES}
-    ignored = [s for s in _signal.valid_signals()
-               if s not in names and _signal.getsignal(s) == _signal.SIG_IGN]
+    ignored = [s for s in _signal.valid_signals() if s not in names and _signal.getsignal(s) == _signal.SIG_IGN]
     blocked = list(_signal.pthread_sigmask(_signal.SIG_BLOCK, []))
     env = dict(os.environb)
-    return marshal.dumps({"argv": argv, "executable": sys.orig_argv[0], "env": env, "umask": umask,
-                          "ignored": ignored, "blocked": blocked})
+    return marshal.dumps(
+        {
+            "argv": argv,
+            "executable": sys.orig_argv[0],
+            "env": env,
+            "umask": umask,
+            "ignored": ignored,
+            "blocked": blocked,
+        }
+    )
 
 
 def _record(tag: bytes, value: int) -> bytes:

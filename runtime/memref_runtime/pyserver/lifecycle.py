@@ -87,7 +87,20 @@ def stop_servers(folder: str) -> None:
     shutil.rmtree(folder, ignore_errors=True)
 
 
-_prestarted: list[object] = []  # the client that starts the server, kept until lit's exit (no zombie warning)
+_prestarted: list = []  # the clients that start the servers, reaped at lit's exit (no zombie, no warning)
+
+
+def _reap_prestarted() -> None:
+    """At exit: waits for the clients that started servers (a second or two at most), so that
+    none is left running or unreaped; one that takes longer is ended."""
+    import subprocess
+
+    for client in _prestarted:
+        try:
+            client.wait(timeout=STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            client.kill()
+            client.wait()
 
 
 def prestart(python: str, environment: dict) -> None:
@@ -97,8 +110,16 @@ def prestart(python: str, environment: dict) -> None:
     import subprocess
 
     try:
-        _prestarted.append(subprocess.Popen(
-            [python, "-I", "-S", CLIENT, "-c", "pass"], env=dict(environment), stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        _prestarted.append(
+            subprocess.Popen(
+                [python, "-I", "-S", CLIENT, "-c", "pass"],
+                env=dict(environment),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )
     except OSError:
-        pass  # the first test starts it
+        return  # the first test starts it
+    if len(_prestarted) == 1:
+        atexit.register(_reap_prestarted)

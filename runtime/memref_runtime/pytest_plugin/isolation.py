@@ -66,8 +66,9 @@ class IsolatedTestError(Exception):
 class Isolation:
     """The hooks that run isolated tests in forked children."""
 
-    def __init__(self, every_test: bool, timeout: float | None, timeout_origin: str,
-                 leak_check: leaks.LeakCheck | None):
+    def __init__(
+        self, every_test: bool, timeout: float | None, timeout_origin: str, leak_check: leaks.LeakCheck | None
+    ):
         self.every_test, self.leak_check = every_test, leak_check
         self.timeout, self.timeout_origin = timeout, timeout_origin
         self.recorder = callbacks.recorder()
@@ -81,8 +82,10 @@ class Isolation:
         if timeout is None:
             return True, self.timeout, self.timeout_origin
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout >= 0:
-            raise ValueError(f"{item.nodeid}: @pytest.mark.isolated(timeout=...): expected a number "
-                             f"of seconds (0: none), got {timeout!r}")
+            raise ValueError(
+                f"{item.nodeid}: @pytest.mark.isolated(timeout=...): expected a number "
+                f"of seconds (0: none), got {timeout!r}"
+            )
         return True, (timeout or None), "@pytest.mark.isolated(timeout=...)"
 
     @pytest.hookimpl(tryfirst=True)
@@ -93,8 +96,10 @@ class Isolation:
         if not isolated:
             return None
         if not hasattr(os, "fork"):
-            pytest.fail("memref-runtime: an isolated test runs in a forked child, and this platform has no "
-                        "os.fork", pytrace=False)
+            pytest.fail(
+                "memref-runtime: an isolated test runs in a forked child, and this platform has no os.fork",
+                pytrace=False,
+            )
         Child(self, pyfuncitem, timeout, origin).run()
         return True
 
@@ -122,8 +127,11 @@ class Child:
 
     def run(self) -> None:
         # Where the child writes down its JIT-compiled functions: the crash report names its frames with them.
-        with tempfile.TemporaryFile() as results, tempfile.TemporaryFile() as stderr, \
-                tempfile.NamedTemporaryFile(prefix="memref-runtime-jit-", suffix=".map") as symbols:
+        with (
+            tempfile.TemporaryFile() as results,
+            tempfile.TemporaryFile() as stderr,
+            tempfile.NamedTemporaryFile(prefix="memref-runtime-jit-", suffix=".map") as symbols,
+        ):
             self.symbols = symbols.name
             read_end, write_end = os.pipe()
             self.contexts_at_fork = leaks.live_contexts()
@@ -270,24 +278,31 @@ class Child:
         ended = how_it_ended(process_report.describe_status(status))
         child = f"its isolated child (pid {self.pid})"
         if timed_out:
-            head = (f"memref-runtime: {self.item.nodeid} timed out after {self.timeout:g} s ({self.origin}): "
-                    f"{child} was sent SIGABRT for its stacks, and ended: {ended}")
+            head = (
+                f"memref-runtime: {self.item.nodeid} timed out after {self.timeout:g} s ({self.origin}): "
+                f"{child} was sent SIGABRT for its stacks, and ended: {ended}"
+            )
         elif os.WIFSIGNALED(status):
             head = f"memref-runtime: {self.item.nodeid} crashed: {child} ended: {ended}"
         else:
             head = f"memref-runtime: {self.item.nodeid}: {child} ended before the test did: {ended}"
         if timed_out and self.contexts_at_fork:
-            head += (f"\n{self.contexts_at_fork} MLIR Context(s) made in the pytest process were alive at the fork: "
-                     "one whose thread pool ran there hangs in the child when it runs multithreaded passes "
-                     "(make it in the test, or with Context().enable_multithreading(False))")
+            head += (
+                f"\n{self.contexts_at_fork} MLIR Context(s) made in the pytest process were alive at the fork: "
+                "one whose thread pool ran there hangs in the child when it runs multithreaded passes "
+                "(make it in the test, or with Context().enable_multithreading(False))"
+            )
         shown, left_out = _without_harness_frames(printed)
         if not shown.strip():
             return head + "\nit wrote nothing to stderr"
         path = _kept(printed) if len(shown.splitlines()) > MAX_LINES or len(shown) > MAX_CHARS else ""
         native = ", then LLVM's native one" if _NATIVE_FRAME.search(shown) else ""
-        return (f"{head}\nwhat it wrote to stderr (faulthandler's Python stack{native}"
-                + (f"; {left_out} frames of pytest and pluggy left out" if left_out else "") + "):\n\n"
-                + tail(shown, path))
+        return (
+            f"{head}\nwhat it wrote to stderr (faulthandler's Python stack{native}"
+            + (f"; {left_out} frames of pytest and pluggy left out" if left_out else "")
+            + "):\n\n"
+            + tail(shown, path)
+        )
 
 
 def _harness_folders() -> tuple[str, ...]:
@@ -326,8 +341,9 @@ def _without_harness_frames(text: str) -> tuple[str, int]:
             in_interpreter = _EVAL_LOOP in line
         kept.append(line)
     if note_at is not None:  # native_left_out > 0
-        kept.insert(note_at, f"  ... {native_left_out} more native frames: "
-                             "the interpreter running the Python stack above")
+        kept.insert(
+            note_at, f"  ... {native_left_out} more native frames: the interpreter running the Python stack above"
+        )
     return "\n".join(kept), python_left_out
 
 
@@ -341,8 +357,12 @@ def _kept(text: str) -> str:
 
 # pytest's outcome exceptions say they are builtins (for their display), so pickle cannot find
 # them by name: they travel as their kind and attributes. Subclasses before their bases.
-_OUTCOMES = (("xfail", pytest.xfail.Exception), ("fail", pytest.fail.Exception),
-             ("skip", pytest.skip.Exception), ("exit", pytest.exit.Exception))
+_OUTCOMES = (
+    ("xfail", pytest.xfail.Exception),
+    ("fail", pytest.fail.Exception),
+    ("skip", pytest.skip.Exception),
+    ("exit", pytest.exit.Exception),
+)
 
 
 class _Outcome(NamedTuple):

@@ -79,7 +79,8 @@ class LeakCheck:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_fixture_setup(
-            self, fixturedef: pytest.FixtureDef, request: pytest.FixtureRequest) -> Generator[None, Any, Any]:
+        self, fixturedef: pytest.FixtureDef, request: pytest.FixtureRequest
+    ) -> Generator[None, Any, Any]:
         if fixturedef.scope == "function" or self._in_wide_fixture:
             return (yield)
         self._in_wide_fixture += 1
@@ -118,14 +119,20 @@ class LeakCheck:
     def message(self, leaked: int, allowed: int) -> str:
         contexts = f"{leaked} MLIR Context{'s' * (leaked > 1)}"
         if self.child == leaked:
-            counted = (f"{contexts} made by this isolated test's call {'was' if leaked == 1 else 'were'} still "
-                       "alive at its end, after a garbage collection, in its child")
+            counted = (
+                f"{contexts} made by this isolated test's call {'was' if leaked == 1 else 'were'} still "
+                "alive at its end, after a garbage collection, in its child"
+            )
         else:
-            counted = (f"{contexts} created by this test {'is' if leaked == 1 else 'are'} still alive after its "
-                       "teardown and a garbage collection"
-                       + (f" ({self.child} in its isolated child)" if self.child else "") + ": "
-                       f"Context._get_live_count() is {live_contexts()}, {self.before} when the test began"
-                       + (f", {self.fixtures} more made by module- or session-scoped fixtures"
-                          if self.fixtures else ""))
-        return (f"memref-runtime: {counted}. Keep Contexts in the test (`with Context():`, JitModule, the `jit` "
-                f"fixture) or in a fixture that releases them; @pytest.mark.{MARKER}(reason=...) opts a test out.")
+            counted = (
+                f"{contexts} created by this test {'is' if leaked == 1 else 'are'} still alive after its "
+                "teardown and a garbage collection"
+                + (f" ({self.child} in its isolated child)" if self.child else "")
+                + ": "
+                f"Context._get_live_count() is {live_contexts()}, {self.before} when the test began"
+                + (f", {self.fixtures} more made by module- or session-scoped fixtures" if self.fixtures else "")
+            )
+        return (
+            f"memref-runtime: {counted}. Keep Contexts in the test (`with Context():`, JitModule, the `jit` "
+            f"fixture) or in a fixture that releases them; @pytest.mark.{MARKER}(reason=...) opts a test out."
+        )

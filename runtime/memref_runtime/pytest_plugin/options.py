@@ -46,8 +46,9 @@ def _provider(text: str, origin: str) -> str:
     if text not in PROVIDERS:
         raise ValueError(f"{origin}: expected one of {', '.join(PROVIDERS)}, got {text!r}")
     if importlib.util.find_spec(text) is None:  # else `import mlir` would quietly stay the wheels'
-        raise ValueError(f"{origin}: {sys.executable} cannot import the {text!r} package "
-                         f"(pip install {_DISTRIBUTIONS[text]})")
+        raise ValueError(
+            f"{origin}: {sys.executable} cannot import the {text!r} package (pip install {_DISTRIBUTIONS[text]})"
+        )
     return text
 
 
@@ -96,34 +97,89 @@ class Option:
 
 
 OPTIONS = (
-    Option("opt_level", "--mlir-opt-level", "N", suite.parse_opt_level,
-           "the default opt level (0-3) of every JitModule and memref_runtime.testing engine "
-           "(as lit -D opt_level=N)"),
-    Option("opt_levels", "--mlir-opt-levels", "N,M", _opt_levels,
-           "run each test that uses the `jit` fixture once per opt level, the level in its id (test_x[O0])"),
-    Option("runtime_verification", "--mlir-runtime-verification", None, suite.parse_flag,
-           "MLIR's runtime verification in every JitModule and testing lowering (as lit -D runtime_verification=1)"),
-    Option("python", "--mlir-python", "PROVIDER", _provider,
-           "the MLIR Python bindings: mlir or torch_mlir, which `import mlir` then gives (as lit -D mlir_python=)"),
-    Option("runtime", "--mlir-runtime", "RUNTIME", _runtime,
-           "which `mlir.runtime` the session's tests import: upstream (the bindings' own) or memref_runtime "
-           "(its facade, as lit -D mlir_runtime=memref_runtime)"),
-    Option("checks", "--mlir-checks", None, suite.parse_flag,
-           "apply memref-runtime's checks (MLIR Contexts left alive, exceptions in ctypes callbacks) to every "
-           "test; by default only tests that use the plugin's fixtures or markers fail by them, elsewhere "
-           "they warn"),
-    Option("filecheck", "--mlir-filecheck", "PATH", _executable,
-           "the FileCheck the `filecheck` fixture runs (default: LLVM's from the wheels, else the Python filecheck)"),
-    Option("isolate", "--mlir-isolate", None, suite.parse_flag,
-           "run every test function in a forked child: a crash fails that test alone, with its stacks"),
-    Option("timeout", "--mlir-timeout", "SECONDS", _seconds,
-           "end an isolated test after this many seconds, with its stacks (0: never)"),
-    Option("reduce", "--mlir-reduce", None, suite.parse_flag,
-           "a failing test that used the `jit` fixture: bisect its pipeline and reduce its module with the test as "
-           "the check, and write a regression test beside it (memref-bisect and memref-reduce; slow: minutes)"),
-    Option("leak_check", "--mlir-no-leak-check", None, suite.parse_flag,
-           "do not fail a test that leaves an MLIR Context alive (the check is on by default)", switch="0",
-           ini_help="fail a test that leaves an MLIR Context alive: 1 (the default) or 0"),
+    Option(
+        "opt_level",
+        "--mlir-opt-level",
+        "N",
+        suite.parse_opt_level,
+        "the default opt level (0-3) of every JitModule and memref_runtime.testing engine (as lit -D opt_level=N)",
+    ),
+    Option(
+        "opt_levels",
+        "--mlir-opt-levels",
+        "N,M",
+        _opt_levels,
+        "run each test that uses the `jit` fixture once per opt level, the level in its id (test_x[O0])",
+    ),
+    Option(
+        "runtime_verification",
+        "--mlir-runtime-verification",
+        None,
+        suite.parse_flag,
+        "MLIR's runtime verification in every JitModule and testing lowering (as lit -D runtime_verification=1)",
+    ),
+    Option(
+        "python",
+        "--mlir-python",
+        "PROVIDER",
+        _provider,
+        "the MLIR Python bindings: mlir or torch_mlir, which `import mlir` then gives (as lit -D mlir_python=)",
+    ),
+    Option(
+        "runtime",
+        "--mlir-runtime",
+        "RUNTIME",
+        _runtime,
+        "which `mlir.runtime` the session's tests import: upstream (the bindings' own) or memref_runtime "
+        "(its facade, as lit -D mlir_runtime=memref_runtime)",
+    ),
+    Option(
+        "checks",
+        "--mlir-checks",
+        None,
+        suite.parse_flag,
+        "apply memref-runtime's checks (MLIR Contexts left alive, exceptions in ctypes callbacks) to every "
+        "test; by default only tests that use the plugin's fixtures or markers fail by them, elsewhere "
+        "they warn",
+    ),
+    Option(
+        "filecheck",
+        "--mlir-filecheck",
+        "PATH",
+        _executable,
+        "the FileCheck the `filecheck` fixture runs (default: LLVM's from the wheels, else the Python filecheck)",
+    ),
+    Option(
+        "isolate",
+        "--mlir-isolate",
+        None,
+        suite.parse_flag,
+        "run every test function in a forked child: a crash fails that test alone, with its stacks",
+    ),
+    Option(
+        "timeout",
+        "--mlir-timeout",
+        "SECONDS",
+        _seconds,
+        "end an isolated test after this many seconds, with its stacks (0: never)",
+    ),
+    Option(
+        "reduce",
+        "--mlir-reduce",
+        None,
+        suite.parse_flag,
+        "a failing test that used the `jit` fixture: bisect its pipeline and reduce its module with the test as "
+        "the check, and write a regression test beside it (memref-bisect and memref-reduce; slow: minutes)",
+    ),
+    Option(
+        "leak_check",
+        "--mlir-no-leak-check",
+        None,
+        suite.parse_flag,
+        "do not fail a test that leaves an MLIR Context alive (the check is on by default)",
+        switch="0",
+        ini_help="fail a test that leaves an MLIR Context alive: 1 (the default) or 0",
+    ),
 )
 
 
@@ -156,8 +212,9 @@ def add_options(parser: pytest.Parser) -> None:
     """Registers every option on the command line (group "memref-runtime") and as an ini setting."""
     group = parser.getgroup("memref-runtime", "memref-runtime (MLIR tests)")
     for option in OPTIONS:
-        kind = ({"action": "store_const", "const": option.switch} if option.metavar is None
-                else {"metavar": option.metavar})
+        kind = (
+            {"action": "store_const", "const": option.switch} if option.metavar is None else {"metavar": option.metavar}
+        )
         ini = f"{option.ini} = {'1 or 0' if option.metavar is None else option.metavar}"
         group.addoption(option.flag, dest=option.dest, default=None, help=f"{option.help}; ini: {ini}", **kind)
         parser.addini(option.ini, f"{option.ini_help or option.help} ({option.flag})", type="string", default="")

@@ -66,8 +66,12 @@ class ReduceOnFailure:
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item, call):
         report = yield
-        if call.when == "call" and report.failed and "jit" in getattr(item, "fixturenames", ()) \
-                and not hasattr(report, "wasxfail"):
+        if (
+            call.when == "call"
+            and report.failed
+            and "jit" in getattr(item, "fixturenames", ())
+            and not hasattr(report, "wasxfail")
+        ):
             report.sections.append(("memref-reduce", self.culprit(item)))
         return report
 
@@ -84,9 +88,18 @@ class ReduceOnFailure:
             return f"memref-reduce: {e}"
         check = PytestRerun(item, found, self.timeout)
         stem = os.path.splitext(str(item.path))[0]
-        result = bisect_and_reduce(check, found, first.summary, bisect=True, llvm=True, reduce=True,
-                                   write_test=f"{stem}_reduced.py", timeout=self.timeout,
-                                   time_limit=self.time_limit, run_test=lambda path: _run_pytest(path, item))
+        result = bisect_and_reduce(
+            check,
+            found,
+            first.summary,
+            bisect=True,
+            llvm=True,
+            reduce=True,
+            write_test=f"{stem}_reduced.py",
+            timeout=self.timeout,
+            time_limit=self.time_limit,
+            run_test=lambda path: _run_pytest(path, item),
+        )
         result.seconds = time.perf_counter() - start
         return result.report()
 
@@ -94,8 +107,13 @@ class ReduceOnFailure:
 def _run_pytest(path: str, item):
     """The regression test `path`'s copy of `item`, run by a pytest of its own: its Outcome."""
     node = f"{path}::{item.name}"
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x", node],
-                          capture_output=True, text=True, cwd=str(item.config.rootpath), timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x", node],
+        capture_output=True,
+        text=True,
+        cwd=str(item.config.rootpath),
+        timeout=600,
+    )
     if done.returncode == 0:
         return PASSED
     errors = [line[1:].strip() for line in done.stdout.splitlines() if line.startswith("E ")]

@@ -62,6 +62,12 @@ def warn(item: pytest.Item, text: str) -> None:
     path, line, _ = item.location
     with warnings.catch_warnings():
         warnings.simplefilter("always", MemrefRuntimeCheckWarning)
-        warnings.warn_explicit(MemrefRuntimeCheckWarning(f"{text} (a warning, not a failure: this test did not ask "
-                                                         "for memref-runtime's checks; --mlir-checks does)"),
-                               MemrefRuntimeCheckWarning, str(item.path), (line or 0) + 1)
+        warnings.warn_explicit(
+            MemrefRuntimeCheckWarning(
+                f"{text} (a warning, not a failure: this test did not ask "
+                "for memref-runtime's checks; --mlir-checks does)"
+            ),
+            MemrefRuntimeCheckWarning,
+            str(item.path),
+            (line or 0) + 1,
+        )

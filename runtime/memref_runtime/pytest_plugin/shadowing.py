@@ -41,8 +41,14 @@ def warn_about_shadowed_jit(settings: Settings, items: list) -> None:
         path = inspect.getsourcefile(function) or "?"
         line = inspect.getsourcelines(function)[1] if path != "?" else 0
         levels = ",".join(map(str, settings.opt_levels))
-        warnings.warn_explicit(ShadowedFixtureWarning(
-            f"the fixture `jit` defined here shadows memref-runtime's, so --mlir-opt-levels={levels} does not reach "
-            f"its {len(tests)} test{'s' * (len(tests) != 1)} (they run once, at the default level): rename it, or "
-            "use memref-runtime's `jit` fixture (a factory: jit(source) gives a JitModule at the test's level)"),
-            ShadowedFixtureWarning, path, line)
+        warnings.warn_explicit(
+            ShadowedFixtureWarning(
+                f"the fixture `jit` defined here shadows memref-runtime's, so --mlir-opt-levels={levels} does not "
+                f"reach its {len(tests)} test{'s' * (len(tests) != 1)} (they run once, at the default level): "
+                "rename it, or use memref-runtime's `jit` fixture (a factory: jit(source) gives a JitModule at "
+                "the test's level)"
+            ),
+            ShadowedFixtureWarning,
+            path,
+            line,
+        )

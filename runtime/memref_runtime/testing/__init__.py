@@ -24,9 +24,28 @@ from .numerics import check_close
 from .output import log
 from .performance import Comparison, InconclusiveClaim, check_faster, compare
 
-__all__ = ["log", "run", "lower", "execution_engine", "check_close", "check_against", "DifferentialError",
-           "memref_arg", "unranked_arg", "mlir_inputs", "parse_input", "flush_c_stdout", "CallbackException",
-           "check_faster", "compare", "Comparison", "InconclusiveClaim", "bisect_pipeline", "reduce", "Against"]
+__all__ = [
+    "log",
+    "run",
+    "lower",
+    "execution_engine",
+    "check_close",
+    "check_against",
+    "DifferentialError",
+    "memref_arg",
+    "unranked_arg",
+    "mlir_inputs",
+    "parse_input",
+    "flush_c_stdout",
+    "CallbackException",
+    "check_faster",
+    "compare",
+    "Comparison",
+    "InconclusiveClaim",
+    "bisect_pipeline",
+    "reduce",
+    "Against",
+]
 
 CallbackException = callback_exceptions.CallbackException
 # An exception raised in a ctypes callback (which ctypes prints and drops) fails the case.
@@ -81,8 +100,10 @@ def mlir_inputs() -> str:
     (`memref_runtime.lit.configure(..., mlir_inputs=...)`); LookupError when it is not set."""
     folder = os.environ.get(environment.MLIR_INPUTS)
     if not folder:
-        raise LookupError("mlir_inputs(): MLIR_INPUTS is not set; lit sets it to the suite's inputs folder "
-                          "(configure(config, lit_config, mlir_inputs=...)), elsewhere set it yourself")
+        raise LookupError(
+            "mlir_inputs(): MLIR_INPUTS is not set; lit sets it to the suite's inputs folder "
+            "(configure(config, lit_config, mlir_inputs=...)), elsewhere set it yourself"
+        )
     return folder
 
 

@@ -115,8 +115,10 @@ def _build(plans: list[ArgumentPlan], drawn: list) -> list:
 def _as_results(value, count: int, what: str) -> list:
     if count == 0:
         if value is not None:
-            raise TypeError(f"{what} returned {type(value).__name__}, but the function has no results; "
-                            "a reference writes into its array arguments and returns None")
+            raise TypeError(
+                f"{what} returned {type(value).__name__}, but the function has no results; "
+                "a reference writes into its array arguments and returns None"
+            )
         return []
     if count == 1:
         return [value]
@@ -138,9 +140,18 @@ def _call_reference(reference, framework: str, plans: list[ArgumentPlan], expect
             copied.append(False)
         given.append(value)
     outputs = [p.index for p in plans if p.output] if framework == "jax" else []
-    returned = _as_results(reference(*given), count + len(outputs), ("the reference" if framework == "numpy" else f"the {framework} reference") + (
-        f" (JAX arrays are immutable: it returns its {count} results, then the new values of the "
-        f"arguments it writes, {outputs})" if outputs else ""))
+    who = "the reference" if framework == "numpy" else f"the {framework} reference"
+    returned = _as_results(
+        reference(*given),
+        count + len(outputs),
+        who
+        + (
+            f" (JAX arrays are immutable: it returns its {count} results, then the new values of the "
+            f"arguments it writes, {outputs})"
+            if outputs
+            else ""
+        ),
+    )
     returned = [as_ndarray(r, "the reference's result") if is_array_like(r) else r for r in returned]
     for i, value in zip(outputs, returned[count:]):
         np.copyto(expected_args[i], np.asarray(value, expected_args[i].dtype))
@@ -159,12 +170,20 @@ def _differences(sig, plans, args, expected_args, results, expected_results, rto
         want = np.asarray(want)
         if want.dtype != dtype:  # the reference may compute in another precision: compare in the result's
             want = want.astype(dtype)
-        found.append(compare(f"result {i} ({spec.mlir})", np.asarray(got, dtype) if np.isscalar(got) else got,
-                             want, rtol=rtol, atol=atol))
+        found.append(
+            compare(
+                f"result {i} ({spec.mlir})",
+                np.asarray(got, dtype) if np.isscalar(got) else got,
+                want,
+                rtol=rtol,
+                atol=atol,
+            )
+        )
     for plan, got, want in zip(plans, args, expected_args):
         if isinstance(plan.spec, MemRefSpec):
-            found.append(compare(f"argument {plan.index} ({plan.spec.mlir}) after the call", got, want,
-                                 rtol=rtol, atol=atol))
+            found.append(
+                compare(f"argument {plan.index} ({plan.spec.mlir}) after the call", got, want, rtol=rtol, atol=atol)
+            )
     return [f for f in found if f]
 
 
@@ -174,8 +193,11 @@ def _describe(plans: list[ArgumentPlan], drawn: list) -> list[str]:
         if isinstance(plan.spec, MemRefSpec):
             layout, flat = d
             view = layout.view(flat)
-            values = "" if view.size > _SHOWN_VALUES else " = " + np.array2string(
-                view, separator=", ", threshold=_SHOWN_VALUES).replace("\n", "")
+            values = (
+                ""
+                if view.size > _SHOWN_VALUES
+                else " = " + np.array2string(view, separator=", ", threshold=_SHOWN_VALUES).replace("\n", "")
+            )
             lines.append(f"  argument {plan.index} ({plan.spec.mlir}): {plan.dtype.name}, {layout.describe()}{values}")
         else:
             lines.append(f"  argument {plan.index} ({plan.spec.mlir}): {d!r}")
@@ -186,17 +208,32 @@ def _function_parts(function):
     """(signature, JitModule or None, name) of a JitFunction or of the plain function it becomes."""
     sig = getattr(function, "signature", None)
     if sig is None or not callable(function):
-        raise TypeError("check_against: expected a function of a JitModule (jit.<name>), got "
-                        f"{type(function).__name__}")
+        raise TypeError(
+            f"check_against: expected a function of a JitModule (jit.<name>), got {type(function).__name__}"
+        )
     module = getattr(function, "owner", None)
     return sig, module, sig.name
 
 
-def check_against(function, reference, *, max_examples: int = 100, min_size: int = 0, max_size: int = 5,
-                  shapes: dict | None = None, tie_dims: bool = True, ranks: dict | None = None,
-                  outputs=None, bounds=None, strategies: dict | None = None,
-                  rtol: float | None = None, atol: float | None = None,
-                  seed: int | None = 0, save_to: str | None = None, reference_framework: str = "numpy") -> Summary:
+def check_against(
+    function,
+    reference,
+    *,
+    max_examples: int = 100,
+    min_size: int = 0,
+    max_size: int = 5,
+    shapes: dict | None = None,
+    tie_dims: bool = True,
+    ranks: dict | None = None,
+    outputs=None,
+    bounds=None,
+    strategies: dict | None = None,
+    rtol: float | None = None,
+    atol: float | None = None,
+    seed: int | None = 0,
+    save_to: str | None = None,
+    reference_framework: str = "numpy",
+) -> Summary:
     """Checks `function` (`jit.<name>`) against `reference` on up to `max_examples` drawn inputs.
 
     Dynamic sizes are drawn in [min_size, max_size]; by default the same dimension position
@@ -216,15 +253,17 @@ def check_against(function, reference, *, max_examples: int = 100, min_size: int
     """
     hypothesis = hypothesis_modules()[0]
     sig, module, name = _function_parts(function)
-    if not callable(reference):
-        raise TypeError(f"check_against(@{name}): reference must be callable, got {type(reference).__name__}")
-    if reference_framework not in FRAMEWORKS:
-        raise ValueError(f"check_against(@{name}): reference_framework must be one of {', '.join(FRAMEWORKS)}, "
-                         f"got {reference_framework!r}")
-    if not 0 <= min_size <= max_size:
-        raise ValueError(f"check_against(@{name}): expected 0 <= min_size <= max_size, got {min_size}, {max_size}")
-    plans = make_plans(sig, shapes=shapes or {}, tie_dims=tie_dims, ranks=ranks or {}, outputs=outputs,
-                       bounds=bounds, strategies=strategies or {}, max_size=max_size)
+    _check_arguments(name, reference, reference_framework, min_size, max_size)
+    plans = make_plans(
+        sig,
+        shapes=shapes or {},
+        tie_dims=tie_dims,
+        ranks=ranks or {},
+        outputs=outputs,
+        bounds=bounds,
+        strategies=strategies or {},
+        max_size=max_size,
+    )
     seed = random.getrandbits(32) if seed is None else seed
 
     seen: Counter[str] = Counter()
@@ -232,43 +271,72 @@ def check_against(function, reference, *, max_examples: int = 100, min_size: int
     def one_example(drawn):
         seen["examples"] += 1
         seen.update(_layout_kinds(plans, drawn))
-        args, expected_args = _build(plans, drawn), _build(plans, drawn)
-        results = expected_results = None
-        try:
-            results = _as_results(function(*args), len(sig.results), f"@{name}")
-        except Exception as e:  # noqa: BLE001 - reported with the example that caused it
-            raise _Disagreement([f"the function raised {type(e).__name__}: {e}"], drawn) from e
-        try:
-            expected_results = _call_reference(reference, reference_framework, plans, expected_args,
-                                               len(sig.results))
-        except Exception as e:  # noqa: BLE001
-            raise _Disagreement([f"the reference raised {type(e).__name__}: {e}"], drawn) from e
-        details = _differences(sig, plans, args, expected_args, results, expected_results, rtol, atol)
-        if details:
-            raise _Disagreement(details, drawn, expected_results, expected_args)
+        _compare_once(function, reference, reference_framework, sig, plans, name, drawn, rtol, atol)
 
     test = hypothesis.given(example_strategy(plans, min_size, max_size))(one_example)
-    test = hypothesis.settings(
-        max_examples=max_examples, deadline=None, database=None,
-        report_multiple_bugs=False, print_blob=False, verbosity=hypothesis.Verbosity.quiet,
-        suppress_health_check=list(hypothesis.HealthCheck))(test)
-    test = hypothesis.seed(seed)(test)
     try:
-        test()
-        examples = seen.pop("examples", 0)
-        return Summary(examples, dict(seen))
+        _quiet_settings(hypothesis, max_examples)(hypothesis.seed(seed)(test))()
     except _Disagreement as failure:
         folder = _save(failure, plans, sig, module, save_to, rtol, atol)
         inputs = _build(plans, failure.drawn)
-        message = "\n".join(
-            [f"check_against(@{name}): the function and the reference differ on this example "
-             f"(minimised by Hypothesis; seed {seed}, up to {max_examples} examples)",
-             *_describe(plans, failure.drawn),
-             *(textwrap.indent(d, "  ") for d in failure.details)]
-            + ([f"  inputs and replay script: {folder}; run: python {os.path.join(folder, 'replay.py')}",
-                *reduce_commands(folder, name, module, inputs, reference, rtol, atol)]
-               if folder else ["  (no reproducer: the JitModule of the function is unknown)"]))
-        raise DifferentialError(message, folder, inputs) from failure.__cause__
+        reproducer = (
+            [
+                f"  inputs and replay script: {folder}; run: python {os.path.join(folder, 'replay.py')}",
+                *reduce_commands(folder, name, module, inputs, reference, rtol, atol),
+            ]
+            if folder
+            else ["  (no reproducer: the JitModule of the function is unknown)"]
+        )
+        heading = (
+            f"check_against(@{name}): the function and the reference differ on this example "
+            f"(minimised by Hypothesis; seed {seed}, up to {max_examples} examples)"
+        )
+        lines = [heading, *_describe(plans, failure.drawn), *(textwrap.indent(d, "  ") for d in failure.details)]
+        raise DifferentialError("\n".join(lines + reproducer), folder, inputs) from failure.__cause__
+    examples = seen.pop("examples", 0)
+    return Summary(examples, dict(seen))
+
+
+def _compare_once(function, reference, framework: str, sig, plans, name: str, drawn, rtol, atol) -> None:
+    """Runs `function` and `reference` on one drawn example; _Disagreement if they differ or raise."""
+    args, expected_args = _build(plans, drawn), _build(plans, drawn)
+    try:
+        results = _as_results(function(*args), len(sig.results), f"@{name}")
+    except Exception as e:  # noqa: BLE001 - reported with the example that caused it
+        raise _Disagreement([f"the function raised {type(e).__name__}: {e}"], drawn) from e
+    try:
+        expected_results = _call_reference(reference, framework, plans, expected_args, len(sig.results))
+    except Exception as e:  # noqa: BLE001
+        raise _Disagreement([f"the reference raised {type(e).__name__}: {e}"], drawn) from e
+    details = _differences(sig, plans, args, expected_args, results, expected_results, rtol, atol)
+    if details:
+        raise _Disagreement(details, drawn, expected_results, expected_args)
+
+
+def _quiet_settings(hypothesis, max_examples: int):
+    """Hypothesis settings for a check that reports its own failure: no database, no deadline."""
+    return hypothesis.settings(
+        max_examples=max_examples,
+        deadline=None,
+        database=None,
+        report_multiple_bugs=False,
+        print_blob=False,
+        verbosity=hypothesis.Verbosity.quiet,
+        suppress_health_check=list(hypothesis.HealthCheck),
+    )
+
+
+def _check_arguments(name: str, reference, reference_framework: str, min_size: int, max_size: int) -> None:
+    """check_against's arguments that are wrong before anything runs, named."""
+    if not callable(reference):
+        raise TypeError(f"check_against(@{name}): reference must be callable, got {type(reference).__name__}")
+    if reference_framework not in FRAMEWORKS:
+        raise ValueError(
+            f"check_against(@{name}): reference_framework must be one of {', '.join(FRAMEWORKS)}, "
+            f"got {reference_framework!r}"
+        )
+    if not 0 <= min_size <= max_size:
+        raise ValueError(f"check_against(@{name}): expected 0 <= min_size <= max_size, got {min_size}, {max_size}")
 
 
 # --- the reproducer -----------------------------------------------------------------------
@@ -352,8 +420,9 @@ def _save(failure: _Disagreement, plans, sig, module, save_to, rtol, atol) -> st
             arg_lines.append(f"    {received},  # {plan.spec.mlir}")
         else:
             buffer = _save_array(folder, f"arg{i}_buffer", flat)
-            arg_lines.append(f"    strided({buffer}, {layout.shape}, {layout.strides}, {layout.offset}),"
-                             f"  # {plan.spec.mlir}")
+            arg_lines.append(
+                f"    strided({buffer}, {layout.shape}, {layout.strides}, {layout.offset}),  # {plan.spec.mlir}"
+            )
     tolerance = "".join(f", {k}={v!r}" for k, v in (("rtol", rtol), ("atol", atol)) if v is not None)
     checks = []
     if failure.expected_results is not None:
@@ -363,20 +432,32 @@ def _save(failure: _Disagreement, plans, sig, module, save_to, rtol, atol) -> st
         for i, value in enumerate(failure.expected_results):
             dtype = scalar_dtype(sig.results[i])
             loaded = _save_array(folder, f"expected_result{i}", np.asarray(value).astype(dtype))
-            checks.append(f"check_close('result {i}', np.asarray(results[{i}], np.{dtype.name})"
-                          f" if np.isscalar(results[{i}]) else results[{i}], {loaded}{tolerance})"
-                          if is_numpy_native(dtype) else
-                          f"check_close('result {i}', results[{i}], {loaded}{tolerance})")
+            checks.append(
+                f"check_close('result {i}', np.asarray(results[{i}], np.{dtype.name})"
+                f" if np.isscalar(results[{i}]) else results[{i}], {loaded}{tolerance})"
+                if is_numpy_native(dtype)
+                else f"check_close('result {i}', results[{i}], {loaded}{tolerance})"
+            )
         for plan, value in zip(plans, failure.expected_args):
             if isinstance(plan.spec, MemRefSpec):
                 loaded = _save_array(folder, f"expected_arg{plan.index}", value)
-                checks.append(f"check_close('argument {plan.index} after the call', args[{plan.index}], "
-                              f"{loaded}{tolerance})")
+                checks.append(
+                    f"check_close('argument {plan.index} after the call', args[{plan.index}], {loaded}{tolerance})"
+                )
     else:
         checks.append(f"print(jit.call({sig.name!r}, *args))  # the failure was an exception: {failure.details[0]}")
-    script = REPLAY_HEADER.format(name=sig.name, folder=folder, pipeline=module.pipeline,
-                                  opt_level=module.opt_level, shared_libs=list(module.shared_libs),
-                                  args="\n".join(arg_lines)) + "\n".join(checks) + "\n"
+    script = (
+        REPLAY_HEADER.format(
+            name=sig.name,
+            folder=folder,
+            pipeline=module.pipeline,
+            opt_level=module.opt_level,
+            shared_libs=list(module.shared_libs),
+            args="\n".join(arg_lines),
+        )
+        + "\n".join(checks)
+        + "\n"
+    )
     with open(os.path.join(folder, "replay.py"), "w") as f:
         f.write(script)
     return folder

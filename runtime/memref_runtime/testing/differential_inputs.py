@@ -34,8 +34,10 @@ def hypothesis_modules() -> tuple[Any, Any, Any]:
         import hypothesis.extra.numpy as hnp
         import hypothesis.strategies as st
     except ImportError as e:  # pragma: no cover - depends on the environment
-        raise ImportError("memref_runtime.differential draws its inputs with Hypothesis, which is not "
-                          f"installed ({e}); install it with: pip install hypothesis") from e
+        raise ImportError(
+            "memref_runtime.differential draws its inputs with Hypothesis, which is not "
+            f"installed ({e}); install it with: pip install hypothesis"
+        ) from e
     return hypothesis, st, hnp
 
 
@@ -53,13 +55,15 @@ class Layout(NamedTuple):
         if self.contiguous:
             return flat.reshape(self.shape)
         item = flat.itemsize
-        return np.lib.stride_tricks.as_strided(flat[self.offset:], self.shape, [s * item for s in self.strides])
+        return np.lib.stride_tricks.as_strided(flat[self.offset :], self.shape, [s * item for s in self.strides])
 
     def describe(self) -> str:
         if self.contiguous:
             return f"shape {self.shape}, C-contiguous"
-        return (f"shape {self.shape}, element strides {self.strides}, offset {self.offset} "
-                f"in a buffer of {self.size} elements")
+        return (
+            f"shape {self.shape}, element strides {self.strides}, offset {self.offset} "
+            f"in a buffer of {self.size} elements"
+        )
 
 
 class ArgumentPlan(NamedTuple):
@@ -91,8 +95,7 @@ def _element_strategy(st, dtype: np.dtype, bounds: tuple):
         return st.builds(complex, part, part)
     if is_numpy_native(dtype):
         top = float(np.finfo(dtype).max)
-        return st.floats(max(lo, -top), min(hi, top), width=dtype.itemsize * 8,
-                         allow_nan=False, allow_infinity=False)
+        return st.floats(max(lo, -top), min(hi, top), width=dtype.itemsize * 8, allow_nan=False, allow_infinity=False)
     # bf16 and the f8 types: float32 values rounded to the type (exact once converted).
     import ml_dtypes
 
@@ -106,13 +109,26 @@ def scalar_dtype(spec: ScalarSpec | MemRefSpec) -> np.dtype:
     return element_type_for_mlir(spec.element if isinstance(spec, MemRefSpec) else spec.mlir).dtype
 
 
-def make_plans(sig: FunctionSignature, *, shapes: dict, tie_dims: bool, ranks: dict, outputs: Collection[int] | None,
-               bounds: tuple | dict | None, strategies: dict, max_size: int) -> list[ArgumentPlan]:
+def make_plans(
+    sig: FunctionSignature,
+    *,
+    shapes: dict,
+    tie_dims: bool,
+    ranks: dict,
+    outputs: Collection[int] | None,
+    bounds: tuple | dict | None,
+    strategies: dict,
+    max_size: int,
+) -> list[ArgumentPlan]:
     """The plan of every parameter of `sig`; TypeError/ValueError naming an argument it cannot draw."""
     where = f"check_against(@{sig.name})"
     n = len(sig.inputs)
-    for name, keyed in (("shapes", shapes), ("ranks", ranks), ("strategies", strategies),
-                        ("bounds", bounds if isinstance(bounds, dict) else {})):
+    for name, keyed in (
+        ("shapes", shapes),
+        ("ranks", ranks),
+        ("strategies", strategies),
+        ("bounds", bounds if isinstance(bounds, dict) else {}),
+    ):
         for i in keyed:
             if not isinstance(i, int) or not 0 <= i < n:
                 raise ValueError(f"{where}: {name} names argument {i!r}; @{sig.name} has arguments 0 to {n - 1}")
@@ -126,19 +142,25 @@ def make_plans(sig: FunctionSignature, *, shapes: dict, tie_dims: bool, ranks: d
             raise TypeError(f"{where}: argument {i} has type {spec.mlir}, which JitModule cannot pass: {spec.reason}")
         if isinstance(spec, ScalarSpec):
             default = (0, max_size) if spec.mlir == "index" else DEFAULT_BOUNDS
-            plans.append(ArgumentPlan(i, spec, scalar_dtype(spec), (), False, False,
-                                      tuple(given_bounds or default), strategies.get(i)))
+            plans.append(
+                ArgumentPlan(
+                    i, spec, scalar_dtype(spec), (), False, False, tuple(given_bounds or default), strategies.get(i)
+                )
+            )
             continue
         shape = spec.shape
         if shape is None:
             if i not in ranks and i not in strategies:
-                raise TypeError(f"{where}: argument {i} is {spec.mlir}, whose rank the signature does not "
-                                f"say; pass ranks={{{i}: <rank>}} (it is drawn C-contiguous)")
+                raise TypeError(
+                    f"{where}: argument {i} is {spec.mlir}, whose rank the signature does not "
+                    f"say; pass ranks={{{i}: <rank>}} (it is drawn C-contiguous)"
+                )
             shape = (DYNAMIC,) * ranks.get(i, 0)
         named = shapes.get(i)
         if named is not None and len(named) != len(shape):
-            raise ValueError(f"{where}: shapes[{i}] has {len(named)} entries, argument {i} ({spec.mlir}) "
-                             f"has rank {len(shape)}")
+            raise ValueError(
+                f"{where}: shapes[{i}] has {len(named)} entries, argument {i} ({spec.mlir}) has rank {len(shape)}"
+            )
         dims = []
         for d, size in enumerate(shape):
             if named is not None and named[d] is not None:
@@ -148,12 +170,24 @@ def make_plans(sig: FunctionSignature, *, shapes: dict, tie_dims: bool, ranks: d
                 static_at.setdefault(d, size)
             else:
                 dims.append(f"dim {d}" if tie_dims else f"argument {i} dim {d}")
-        plans.append(ArgumentPlan(i, spec, scalar_dtype(spec), tuple(dims), spec.strides is not None,
-                                  i in outputs, tuple(given_bounds or DEFAULT_BOUNDS), strategies.get(i)))
+        plans.append(
+            ArgumentPlan(
+                i,
+                spec,
+                scalar_dtype(spec),
+                tuple(dims),
+                spec.strides is not None,
+                i in outputs,
+                tuple(given_bounds or DEFAULT_BOUNDS),
+                strategies.get(i),
+            )
+        )
     # Tied by position, a dynamic size meets the static size another argument declares there.
     if tie_dims:
-        plans = [p._replace(dims=tuple(static_at.get(d, s) if s == f"dim {d}" else s
-                                       for d, s in enumerate(p.dims))) for p in plans]
+        plans = [
+            p._replace(dims=tuple(static_at.get(d, s) if s == f"dim {d}" else s for d, s in enumerate(p.dims)))
+            for p in plans
+        ]
     return plans
 
 
@@ -200,8 +234,9 @@ def example_strategy(plans: list[ArgumentPlan], min_size: int, max_size: int) ->
     # Sizes shrink towards the smallest non-empty size; the empty one is drawn about one time
     # in 2 * max_size per symbol, as an empty array seldom shows anything but stays covered.
     nonempty = list(range(max(min_size, 1), max_size + 1))
-    size_strategy = st.sampled_from(nonempty * 2 + [0]) if min_size == 0 and nonempty else \
-        st.integers(min_size, max_size)
+    size_strategy = (
+        st.sampled_from(nonempty * 2 + [0]) if min_size == 0 and nonempty else st.integers(min_size, max_size)
+    )
 
     @st.composite
     def examples(draw):

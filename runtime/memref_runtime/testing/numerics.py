@@ -155,8 +155,10 @@ def _report(label: str, a: np.ndarray, e: np.ndarray, wrong: np.ndarray, tol: To
         abs_at = _index(int(np.argmax(np.where(finite, diff, -1.0))), a.shape)
         rel_at = _index(int(np.argmax(np.where(finite, rel, -1.0))), a.shape)
         among = " (among finite values)" if nonfinite else ""
-        lines.append(f"  largest absolute error{among} {diff[abs_at]:.6g} at {abs_at}; "
-                     f"largest relative error {rel[rel_at]:.6g} at {rel_at}")
+        lines.append(
+            f"  largest absolute error{among} {diff[abs_at]:.6g} at {abs_at}; "
+            f"largest relative error {rel[rel_at]:.6g} at {rel_at}"
+        )
     if nonfinite:
         lines.append(f"  NaN or an infinity on one side only: {nonfinite} of the mismatches")
     if flat_wrong.size > 1:
@@ -189,14 +191,16 @@ def _check(label: str, actual, expected, rtol, atol) -> tuple[str | None, np.nda
     return (_report(label, a, e, wrong, tol, rtol is not None or atol is not None) if wrong.any() else None), a
 
 
-def compare(label: str, actual: object, expected: object, *, rtol: float | None = None,
-            atol: float | None = None) -> str | None:
+def compare(
+    label: str, actual: object, expected: object, *, rtol: float | None = None, atol: float | None = None
+) -> str | None:
     """What check_close would raise for these values (the AssertionError's text), or None if they agree."""
     return _check(label, actual, expected, rtol, atol)[0]
 
 
-def check_close(label: str, actual: object, expected: object, *, rtol: float | None = None,
-                atol: float | None = None) -> None:
+def check_close(
+    label: str, actual: object, expected: object, *, rtol: float | None = None, atol: float | None = None
+) -> None:
     """Checks `actual` against `expected` (same shape and dtype; a Python number takes the other
     side's dtype) within the dtype's default tolerance or the `rtol`/`atol` given; prints
     `<label>: ok, <dtype>, shape <shape>` to stderr, or raises AssertionError saying what differs."""

@@ -83,13 +83,14 @@ class Comparison:
 
     def figures(self) -> str:
         """The ratio, its interval, the rounds and the clock, as a failure message gives them."""
-        return (f"{self.ratio:.3g}x ({self.confidence:.0%} interval {self.low:.3g}x to {self.high:.3g}x) over "
-                f"{self.rounds} interleaved round{'s' * (self.rounds != 1)} in {self.seconds:.1f} s, on "
-                f"{CLOCK_NAMES[self.clock]}")
+        return (
+            f"{self.ratio:.3g}x ({self.confidence:.0%} interval {self.low:.3g}x to {self.high:.3g}x) over "
+            f"{self.rounds} interleaved round{'s' * (self.rounds != 1)} in {self.seconds:.1f} s, on "
+            f"{CLOCK_NAMES[self.clock]}"
+        )
 
     def __str__(self) -> str:
-        return (f"{self.figures()}; medians per call {format_seconds(self.median_a)} "
-                f"and {format_seconds(self.median_b)}")
+        return f"{self.figures()}; medians per call {format_seconds(self.median_a)} and {format_seconds(self.median_b)}"
 
 
 def _resampled_medians(rounds: list, picks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -99,7 +100,7 @@ def _resampled_medians(rounds: list, picks: np.ndarray, rng: np.random.Generator
     width = int(lengths.max())
     padded = np.full((len(rounds), width), np.nan)
     for i, r in enumerate(rounds):
-        padded[i, :len(r)] = r
+        padded[i, : len(r)] = r
     n = lengths[picks][:, :, None]  # (resamples, rounds, 1)
     positions = (rng.random((*picks.shape, width)) * n).astype(np.intp)
     drawn = padded[picks[:, :, None], np.minimum(positions, width - 1)]
@@ -107,13 +108,20 @@ def _resampled_medians(rounds: list, picks: np.ndarray, rng: np.random.Generator
     return np.nanmedian(drawn.reshape(len(picks), -1), axis=1)
 
 
-def ratio_interval(a_rounds: Sequence[Sequence[float]], b_rounds: Sequence[Sequence[float]], *,
-                   confidence: float = CONFIDENCE, resamples: int = RESAMPLES,
-                   seed: int = 0) -> tuple[float, float, float]:
+def ratio_interval(
+    a_rounds: Sequence[Sequence[float]],
+    b_rounds: Sequence[Sequence[float]],
+    *,
+    confidence: float = CONFIDENCE,
+    resamples: int = RESAMPLES,
+    seed: int = 0,
+) -> tuple[float, float, float]:
     """(ratio, low, high) of median(b) / median(a) from per-round samples (module docstring)."""
     if len(a_rounds) != len(b_rounds) or not a_rounds:
-        raise ValueError(f"ratio_interval: expected as many rounds of a as of b, at least one, "
-                         f"got {len(a_rounds)} and {len(b_rounds)}")
+        raise ValueError(
+            f"ratio_interval: expected as many rounds of a as of b, at least one, "
+            f"got {len(a_rounds)} and {len(b_rounds)}"
+        )
     a_arrays = [np.asarray(r, dtype=float) for r in a_rounds]
     b_arrays = [np.asarray(r, dtype=float) for r in b_rounds]
     ratio = float(np.median(np.concatenate(b_arrays)) / np.median(np.concatenate(a_arrays)))
@@ -121,8 +129,12 @@ def ratio_interval(a_rounds: Sequence[Sequence[float]], b_rounds: Sequence[Seque
     picks = rng.integers(0, len(a_arrays), size=(resamples, len(a_arrays)))
     width = max(len(r) for r in a_arrays + b_arrays)
     chunk = max(1, 2_000_000 // (len(a_arrays) * width))  # ~16 MB of draws at a time
-    ratios = np.concatenate([_resampled_medians(b_arrays, part, rng) / _resampled_medians(a_arrays, part, rng)
-                             for part in np.array_split(picks, -(-resamples // chunk))])
+    ratios = np.concatenate(
+        [
+            _resampled_medians(b_arrays, part, rng) / _resampled_medians(a_arrays, part, rng)
+            for part in np.array_split(picks, -(-resamples // chunk))
+        ]
+    )
     tail = (1 - confidence) / 2
     low, high = np.quantile(ratios, [tail, 1 - tail])
     return ratio, float(min(low, ratio)), float(max(high, ratio))
@@ -130,8 +142,9 @@ def ratio_interval(a_rounds: Sequence[Sequence[float]], b_rounds: Sequence[Seque
 
 def _result(side: str, value) -> BenchmarkResult:
     if not isinstance(value, BenchmarkResult):
-        raise TypeError(f"{side} must give a BenchmarkResult (for example `lambda: jit.f.benchmark(x)`), "
-                        f"got {type(value).__name__}")
+        raise TypeError(
+            f"{side} must give a BenchmarkResult (for example `lambda: jit.f.benchmark(x)`), got {type(value).__name__}"
+        )
     return value
 
 
@@ -156,8 +169,9 @@ def common_clock(results: Iterable[BenchmarkResult]) -> str:
 
 def _comparison(got_a, got_b, confidence: float, seconds: float = 0.0) -> Comparison:
     clock = common_clock(got_a + got_b)
-    ratio, low, high = ratio_interval([r.on(clock).samples for r in got_a], [r.on(clock).samples for r in got_b],
-                                      confidence=confidence)
+    ratio, low, high = ratio_interval(
+        [r.on(clock).samples for r in got_a], [r.on(clock).samples for r in got_b], confidence=confidence
+    )
     return Comparison(ratio, low, high, confidence, tuple(got_a), tuple(got_b), clock, seconds)
 
 
@@ -176,8 +190,10 @@ def compare(a: Benchmarked, b: Benchmarked, *, rounds: int = 5, confidence: floa
         return _comparison([_result("a", a)], [_result("b", b)], confidence)
     for side, f in (("a", a), ("b", b)):
         if not callable(f):
-            raise TypeError(f"compare(): {side} must be a BenchmarkResult or a function of no arguments that "
-                            f"runs one benchmark, got {type(f).__name__}")
+            raise TypeError(
+                f"compare(): {side} must be a BenchmarkResult or a function of no arguments that "
+                f"runs one benchmark, got {type(f).__name__}"
+            )
     started = time.perf_counter()
     got_a, got_b = _run_rounds(a, b, rounds, 0)
     return _comparison(got_a, got_b, confidence, time.perf_counter() - started)
@@ -188,22 +204,34 @@ def _check_claim_options(label, fast, slow, at_least, rounds, max_rounds, budget
         raise TypeError(f"check_faster(): label must be a non-empty str, got {label!r}")
     for side, f in (("fast", fast), ("slow", slow)):
         if not callable(f):
-            raise TypeError(f"check_faster({label!r}): {side} must be a function of no arguments that runs one "
-                            f"benchmark (for example `lambda: jit.f.benchmark(x)`), got {type(f).__name__}")
+            raise TypeError(
+                f"check_faster({label!r}): {side} must be a function of no arguments that runs one "
+                f"benchmark (for example `lambda: jit.f.benchmark(x)`), got {type(f).__name__}"
+            )
     if isinstance(at_least, bool) or not isinstance(at_least, (int, float)) or not at_least > 0:
         raise ValueError(f"check_faster({label!r}): at_least must be a ratio > 0, got {at_least!r}")
     _check_options(rounds, confidence)
-    if max_rounds is not None and (isinstance(max_rounds, bool) or not isinstance(max_rounds, int)
-                                   or max_rounds < rounds):
-        raise ValueError(f"check_faster({label!r}): max_rounds must be an int >= rounds ({rounds}) or None, "
-                         f"got {max_rounds!r}")
+    if max_rounds is not None and (
+        isinstance(max_rounds, bool) or not isinstance(max_rounds, int) or max_rounds < rounds
+    ):
+        raise ValueError(
+            f"check_faster({label!r}): max_rounds must be an int >= rounds ({rounds}) or None, got {max_rounds!r}"
+        )
     if isinstance(budget, bool) or not isinstance(budget, (int, float)) or not budget > 0:
         raise ValueError(f"check_faster({label!r}): budget must be a number of seconds > 0, got {budget!r}")
 
 
-def check_faster(label: str, fast: Benchmarked, slow: Benchmarked, *, at_least: float, rounds: int = 5,
-                 max_rounds: int | None = None, budget: float = DEFAULT_BUDGET,
-                 confidence: float = CONFIDENCE) -> Comparison:
+def check_faster(
+    label: str,
+    fast: Benchmarked,
+    slow: Benchmarked,
+    *,
+    at_least: float,
+    rounds: int = 5,
+    max_rounds: int | None = None,
+    budget: float = DEFAULT_BUDGET,
+    confidence: float = CONFIDENCE,
+) -> Comparison:
     """Asserts that `fast` runs at least `at_least` times faster than `slow` (median over median,
     the whole interval at or above the claim); prints `<label>: faster, ok` to stderr. Raises
     AssertionError with the figures when the whole interval lies below the claim ("measured
@@ -232,6 +260,8 @@ def check_faster(label: str, fast: Benchmarked, slow: Benchmarked, *, at_least: 
     if result.high < at_least:
         raise AssertionError(f"{claim}; measured false: {result.figures()}; {medians}")
     limit = f"max_rounds={max_rounds}" if out_of_rounds else f"the time budget of {budget:g} s"
-    raise InconclusiveClaim(f"{claim}; inconclusive: {result.figures()}, and the interval still straddles the "
-                            f"claim after {limit}; {medians}. Claim a wider margin, or give check_faster a "
-                            f"larger budget= on a busy machine")
+    raise InconclusiveClaim(
+        f"{claim}; inconclusive: {result.figures()}, and the interval still straddles the "
+        f"claim after {limit}; {medians}. Claim a wider margin, or give check_faster a "
+        f"larger budget= on a busy machine"
+    )

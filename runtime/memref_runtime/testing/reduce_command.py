@@ -69,15 +69,22 @@ def reduce_commands(folder: str, name: str, module, inputs: list, reference, rto
     if target and saved:
         root = _import_root(target)
         words = ([f"PYTHONPATH={root}"] if root else []) + [
-                 "memref-reduce", os.path.join(folder, "module.mlir"), f"--function={name}",
-                 f"--reference={target}", f"--inputs={saved}", f"--pass-pipeline={module.pipeline}",
-                 f"--opt-level={module.opt_level}"]
+            "memref-reduce",
+            os.path.join(folder, "module.mlir"),
+            f"--function={name}",
+            f"--reference={target}",
+            f"--inputs={saved}",
+            f"--pass-pipeline={module.pipeline}",
+            f"--opt-level={module.opt_level}",
+        ]
         words += [f"--{k}={v!r}" for k, v in (("rtol", rtol), ("atol", atol)) if v is not None]
         words += ["-o", os.path.join(folder, "reduced.mlir"), f"--write-test={os.path.join(folder, 'test_reduced.py')}"]
         lines.append(f"  reduce the module and the inputs: {shlex.join(words)}")
     elif target is None:
-        lines.append(f"  (memref-reduce --reference=MODULE:FUNCTION needs a reference importable by name; "
-                     f"{getattr(reference, '__qualname__', reference)!r} is not)")
+        lines.append(
+            f"  (memref-reduce --reference=MODULE:FUNCTION needs a reference importable by name; "
+            f"{getattr(reference, '__qualname__', reference)!r} is not)"
+        )
     itself = _test_itself()
     if itself:
         lines.append(f"  bisect and reduce with this test as the check: {itself}")

@@ -38,5 +38,18 @@ from .lit_updater import CheckLinesUpdater, register_test_updater
 from .running import DEFAULT_TIMEOUT
 from .update import FileResult, update_file, update_files
 
-__all__ = ["UpdateError", "RunFailed", "Skipped", "FileResult", "update_file", "update_files", "check_pattern",
-           "split_sections", "Masks", "DEFAULT_TIMEOUT", "main", "CheckLinesUpdater", "register_test_updater"]
+__all__ = [
+    "UpdateError",
+    "RunFailed",
+    "Skipped",
+    "FileResult",
+    "update_file",
+    "update_files",
+    "check_pattern",
+    "split_sections",
+    "Masks",
+    "DEFAULT_TIMEOUT",
+    "main",
+    "CheckLinesUpdater",
+    "register_test_updater",
+]

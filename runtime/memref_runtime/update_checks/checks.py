@@ -33,8 +33,7 @@ TEST_LABEL = re.compile(r"^TEST: (?P<name>\S.*?)[ \t]*$")
 LABEL_PATTERN = re.compile(r"^\s*TEST: (?P<name>\S.*?)(?:\{\{\$\}\})?\s*$")
 
 # lit reads these anywhere in a file (a CHECK line is no exception), FileCheck its prefixes.
-LIT_KEYWORDS = ("RUN", "XFAIL", "REQUIRES", "UNSUPPORTED", "ALLOW_RETRIES", "DEFINE", "REDEFINE",
-                "UPDATE-CHECKS")
+LIT_KEYWORDS = ("RUN", "XFAIL", "REQUIRES", "UNSUPPORTED", "ALLOW_RETRIES", "DEFINE", "REDEFINE", "UPDATE-CHECKS")
 
 DEFAULT_PREFIX = "CHECK"
 
@@ -66,12 +65,16 @@ class Masks:
 
     def pattern(self) -> re.Pattern:
         # Longest root first, so the source root under /tmp is not taken for a temp path.
-        roots = sorted({(r, "whole") for r in self.whole_paths if len(r) > 1}
-                       | {(r, "root") for r in self.source_roots if len(r) > 1},
-                       key=lambda item: -len(item[0]))
-        parts = [rf"(?P<{kind}{i}>{re.escape(root.rstrip('/'))})(?P<rest{i}>(?:[/\\][^\s'\"`,;:()\[\]{{}}<>]*)?)"
-                 r"(?![^\s'\"`,;:()\[\]{}<>/\\])"
-                 for i, (root, kind) in enumerate(roots)]
+        roots = sorted(
+            {(r, "whole") for r in self.whole_paths if len(r) > 1}
+            | {(r, "root") for r in self.source_roots if len(r) > 1},
+            key=lambda item: -len(item[0]),
+        )
+        parts = [
+            rf"(?P<{kind}{i}>{re.escape(root.rstrip('/'))})(?P<rest{i}>(?:[/\\][^\s'\"`,;:()\[\]{{}}<>]*)?)"
+            r"(?![^\s'\"`,;:()\[\]{}<>/\\])"
+            for i, (root, kind) in enumerate(roots)
+        ]
         parts.append(r"(?P<addr>(?:(?<=@ = )|(?<= at ))0x[0-9a-fA-F]+|0x[0-9a-fA-F]{9,})(?![0-9a-zA-Z_])")
         parts.append(r'(?<=", line )(?P<lineno>[0-9]+)(?=, in )')  # a Python traceback's line numbers
         return re.compile("|".join(parts))
@@ -82,7 +85,7 @@ def _masked_segments(line: str, masks_re: re.Pattern) -> list[tuple[bool, str]]:
     segments: list[tuple[bool, str]] = []
     end = 0
     for m in masks_re.finditer(line):
-        segments.append((False, line[end:m.start()]))
+        segments.append((False, line[end : m.start()]))
         kind = next(k for k, v in m.groupdict().items() if v and not k.startswith("rest"))
         if kind == "lineno":
             segments.append((True, "[0-9]+"))
@@ -92,7 +95,7 @@ def _masked_segments(line: str, masks_re: re.Pattern) -> list[tuple[bool, str]]:
         elif kind.startswith("whole"):
             segments.append((True, ".*"))
         else:  # a source root: keep the path inside the tree
-            segments += [(True, ".*"), (False, m.group("rest" + kind[len("root"):]))]
+            segments += [(True, ".*"), (False, m.group("rest" + kind[len("root") :]))]
         end = m.end()
     segments.append((False, line[end:]))
     return [s for s in segments if s[1]]
@@ -101,8 +104,10 @@ def _masked_segments(line: str, masks_re: re.Pattern) -> list[tuple[bool, str]]:
 def _protect_directives(segments, prefixes) -> list[tuple[bool, str]]:
     """Splits `RUN:`, `CHECK-NEXT:` and the like so that neither lit nor FileCheck sees them."""
     names = "|".join(re.escape(n) for n in sorted(set(LIT_KEYWORDS) | set(prefixes), key=len, reverse=True))
-    directive = re.compile(rf"(?<![A-Za-z0-9_-])(?:{names})(?:{CHECK_KINDS})?(?:\{{LITERAL\}})?(?=:)"
-                           r"|(?<![A-Za-z0-9_])END(?=\.)")
+    directive = re.compile(
+        rf"(?<![A-Za-z0-9_-])(?:{names})(?:{CHECK_KINDS})?(?:\{{LITERAL\}})?(?=:)"
+        r"|(?<![A-Za-z0-9_])END(?=\.)"
+    )
     out: list[tuple[bool, str]] = []
     for is_regex, text in segments:
         if is_regex:
@@ -110,7 +115,7 @@ def _protect_directives(segments, prefixes) -> list[tuple[bool, str]]:
             continue
         end = 0
         for m in directive.finditer(text):
-            out += [(False, text[end:m.end()]), (True, ":" if text[m.end()] == ":" else "[.]")]
+            out += [(False, text[end : m.end()]), (True, ":" if text[m.end()] == ":" else "[.]")]
             end = m.end() + 1
         out.append((False, text[end:]))
     return [s for s in out if s[1]]
@@ -126,8 +131,9 @@ def _escape_literal(text: str, after_regex: bool, before_regex: bool) -> str:
     return text
 
 
-def check_pattern(line: str, masks_re: re.Pattern | None = None, prefixes: Iterable[str] = (DEFAULT_PREFIX,),
-                  anchor: bool = True) -> tuple[bool, str]:
+def check_pattern(
+    line: str, masks_re: re.Pattern | None = None, prefixes: Iterable[str] = (DEFAULT_PREFIX,), anchor: bool = True
+) -> tuple[bool, str]:
     """(literal, pattern): the CHECK pattern that matches output line `line` (not empty);
     with `anchor`, a line that ends in a digit ends in `{{$}}`."""
     if not line.strip():
@@ -186,8 +192,9 @@ def section_checks(section: Section, prefix: str, masks_re: re.Pattern, prefixes
     checks = []
     if section.name is not None:
         # Not anchored like other lines ending in a digit: a label is `TEST: <name>`, as written.
-        checks.append(CheckLine(prefix, "-LABEL", *check_pattern("TEST: " + section.name, masks_re, prefixes,
-                                                                  anchor=False)))
+        checks.append(
+            CheckLine(prefix, "-LABEL", *check_pattern("TEST: " + section.name, masks_re, prefixes, anchor=False))
+        )
     for line in section.lines:
         if not line:
             checks.append(CheckLine(prefix, "-EMPTY", False, ""))
@@ -202,8 +209,9 @@ def section_key(name: Hashable, seen: dict) -> tuple:
     return (name, seen[name])
 
 
-def generate_blocks(runs: list[tuple], masks_re: re.Pattern,
-                    all_prefixes: Iterable[str]) -> dict[tuple, list[CheckLine]]:
+def generate_blocks(
+    runs: list[tuple], masks_re: re.Pattern, all_prefixes: Iterable[str]
+) -> dict[tuple, list[CheckLine]]:
     """{section key: CHECK lines}, in output order, from (CheckRun, output) pairs. Each run checks
     a section under the first of its prefixes that every run with that prefix prints the same way
     (update_test_checks' rule)."""
@@ -225,16 +233,22 @@ def generate_blocks(runs: list[tuple], masks_re: re.Pattern,
         for (run, _), sections in zip(runs, per_run):
             if key not in sections:
                 continue
-            usable = [p for p in run.prefixes
-                      if all(sections.get(key) == other.get(key) for (r, _), other in zip(runs, per_run)
-                             if p in r.prefixes)]
+            usable = [
+                p
+                for p in run.prefixes
+                if all(sections.get(key) == other.get(key) for (r, _), other in zip(runs, per_run) if p in r.prefixes)
+            ]
             if not usable:
                 name = "the output before the first TEST: line" if key[0] is None else f"section TEST: {key[0]}"
                 raise UpdateError(
                     f"RUN line {run.line} prints {name} differently from another RUN line with one of its "
-                    f"prefixes ({', '.join(run.prefixes)}): give each RUN line a prefix of its own")
+                    f"prefixes ({', '.join(run.prefixes)}): give each RUN line a prefix of its own"
+                )
             if usable[0] not in [p for p, _ in chosen]:
                 chosen.append((usable[0], sections[key]))
-        blocks[key] = [c for prefix, lines in chosen
-                       for c in section_checks(Section(key[0], lines), prefix, masks_re, all_prefixes)]
+        blocks[key] = [
+            c
+            for prefix, lines in chosen
+            for c in section_checks(Section(key[0], lines), prefix, masks_re, all_prefixes)
+        ]
     return blocks

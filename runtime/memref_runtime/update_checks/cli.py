@@ -39,19 +39,34 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="memref-update-checks",
         description="Generate or refresh the CHECK lines of lit tests from what they print. "
-                    "A test whose run fails (non-zero exit, a signal, a Python traceback or an "
-                    "'Exception ignored' report in its output) or runs out of time is left untouched.",
+        "A test whose run fails (non-zero exit, a signal, a Python traceback or an "
+        "'Exception ignored' report in its output) or runs out of time is left untouched.",
         epilog="Exit status: 0 done (or up to date), 1 --check found a file to update, 2 a file was not "
-               "updated because of an error, a failed run or a timeout.")
+        "updated because of an error, a failed run or a timeout.",
+    )
     parser.add_argument("paths", nargs="+", metavar="FILE", help="lit test files, or folders of them")
-    parser.add_argument("--check", action="store_true",
-                        help="change nothing; print what would change and exit 1 if a file's CHECK lines are "
-                             "out of date")
-    parser.add_argument("-D", "--param", action="append", type=_parse_param, default=[], metavar="NAME=VALUE",
-                        help="a lit parameter, as `lit -D` takes it (e.g. mlir_python=torch_mlir)")
-    parser.add_argument("--timeout", type=_parse_timeout, default=DEFAULT_TIMEOUT, metavar="SECONDS",
-                        help=f"time limit of each RUN line (default {DEFAULT_TIMEOUT:g}; 0: none); a test that "
-                             "runs out of time has its process tree killed and is left untouched")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="change nothing; print what would change and exit 1 if a file's CHECK lines are out of date",
+    )
+    parser.add_argument(
+        "-D",
+        "--param",
+        action="append",
+        type=_parse_param,
+        default=[],
+        metavar="NAME=VALUE",
+        help="a lit parameter, as `lit -D` takes it (e.g. mlir_python=torch_mlir)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=_parse_timeout,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"time limit of each RUN line (default {DEFAULT_TIMEOUT:g}; 0: none); a test that "
+        "runs out of time has its process tree killed and is left untouched",
+    )
     args = parser.parse_args(argv)
     problem = _timeout_supported(args.timeout)
     if problem:

@@ -53,12 +53,12 @@ def _command_name(args: list) -> str:
 
 def _shorten(text: str) -> str:
     text = text.strip()
-    return text if len(text) <= REASON_WIDTH else text[:REASON_WIDTH - 3] + "..."
+    return text if len(text) <= REASON_WIDTH else text[: REASON_WIDTH - 3] + "..."
 
 
 def _exception_line(lines: list[str], start: int) -> str:
     """The `Error: message` line that ends the traceback starting at `lines[start]`."""
-    for line in lines[start + 1:]:
+    for line in lines[start + 1 :]:
         if line.strip() and not line[:1].isspace():
             return line
     return ""
@@ -75,8 +75,9 @@ def _reports(text: str) -> list[tuple[int, str]]:
             found.append((i, f"a Python traceback ({_shorten(_exception_line(lines, i))})"))
         elif UNRAISABLE.fullmatch(line):
             raised = _exception_line(lines, i + 1) if i + 1 < len(lines) and TRACEBACK.fullmatch(lines[i + 1]) else ""
-            found.append((i, f"an unraisable-exception report: {_shorten(line)}"
-                             + (f" ({_shorten(raised)})" if raised else "")))
+            found.append(
+                (i, f"an unraisable-exception report: {_shorten(line)}" + (f" ({_shorten(raised)})" if raised else ""))
+            )
     return found
 
 
@@ -87,22 +88,22 @@ def excerpt(text: str, start: int | None = None) -> str:
         shown = lines[-EXCERPT_LINES:]
         note = f"  ... {len(lines) - len(shown)} lines before ...\n" if len(shown) < len(lines) else ""
         return note + "\n".join("  | " + line for line in shown)
-    shown = lines[start:start + EXCERPT_LINES]
+    shown = lines[start : start + EXCERPT_LINES]
     rest = len(lines) - start - len(shown)
     body = "\n".join("  | " + line for line in shown)
     return body + (f"\n  ... {rest} lines after ..." if rest > 0 else "")
 
 
-def run_failure(status: int | None, results: list, out: str, err: str,
-                allow_traceback: bool = False) -> tuple[str, str] | None:
+def run_failure(
+    status: int | None, results: list, out: str, err: str, allow_traceback: bool = False
+) -> tuple[str, str] | None:
     """(reason, excerpt) when a run failed by the rules above, else None.
 
     `status` is lit's exit status of the command (pipefail and `not` applied), `results` lit's
     ShellCommandResult of each command run, `out`/`err` what they printed."""
     reasons = []
     if status:
-        failed = [f"`{_command_name(r.command.args)}` {describe_exit(r.exitCode)}"
-                  for r in results if r.exitCode]
+        failed = [f"`{_command_name(r.command.args)}` {describe_exit(r.exitCode)}" for r in results if r.exitCode]
         reasons.append(", ".join(failed) if failed else describe_exit(int(status)))
     text = out + ("\n" if out and not out.endswith("\n") else "") + err
     reports = [] if allow_traceback else _reports(text)

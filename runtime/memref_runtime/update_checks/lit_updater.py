@@ -35,8 +35,10 @@ def _checks_this_test(args: list, test) -> bool:
     """Whether `args` (a command lit ran) is FileCheck reading `test`'s own file."""
     words = [str(a) for a in args]
     try:
-        return filecheck_prefixes(words, filecheck_command(test, substitutions_of(test, [])),
-                                  test.getSourcePath()) is not None
+        return (
+            filecheck_prefixes(words, filecheck_command(test, substitutions_of(test, [])), test.getSourcePath())
+            is not None
+        )
     except UpdateError:  # FileCheck --input-file: not the output of a command of the test
         return False
 
@@ -56,8 +58,11 @@ class CheckLinesUpdater:
         path = os.path.relpath(test.getSourcePath())
         done = update_test(path, test, self.lit_config, timeout=timeout)
         if done.status == "updated":
-            then = ("lit runs it again, as its ALLOW_RETRIES says" if getattr(test, "allowed_retries", 0)
-                    else "lit reports this run as failed: run the test again to check the new lines")
+            then = (
+                "lit runs it again, as its ALLOW_RETRIES says"
+                if getattr(test, "allowed_retries", 0)
+                else "lit reports this run as failed: run the test again to check the new lines"
+            )
             return f"{PROG}: {headline(done)}\n{report(done)}".rstrip("\n") + f"\n({then})"
         return f"{PROG}: {path}: not updated: " + NOT_UPDATED[done.status].format(message=done.message)
 
@@ -65,7 +70,7 @@ class CheckLinesUpdater:
 # Why a test was not updated, by FileResult status.
 NOT_UPDATED = {
     "unchanged": "the CHECK lines it generates are the ones in the file, so FileCheck fails on a line it does "
-                 "not write (CHECK-NOT, -SAME, -DAG, -COUNT) or on output that differs from run to run",
+    "not write (CHECK-NOT, -SAME, -DAG, -COUNT) or on output that differs from run to run",
     "hand-written": "its CHECK lines are hand-written ({message})",
     "skipped": "lit would not run it ({message})",
     "failed": "its run failed: {message}",

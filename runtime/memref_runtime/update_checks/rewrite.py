@@ -27,8 +27,10 @@ def comment_marker(text: str) -> str:
 
 def _check_line_re(comment: str, prefixes) -> re.Pattern:
     names = "|".join(re.escape(p) for p in sorted(set(prefixes), key=len, reverse=True))
-    return re.compile(rf"^(?P<indent>[ \t]*){re.escape(comment)}[ \t]*(?P<prefix>{names})(?P<kind>{CHECK_KINDS})?"
-                      rf"(?P<literal>\{{LITERAL\}})?:(?P<pattern>.*?)\r?\n?$")
+    return re.compile(
+        rf"^(?P<indent>[ \t]*){re.escape(comment)}[ \t]*(?P<prefix>{names})(?P<kind>{CHECK_KINDS})?"
+        rf"(?P<literal>\{{LITERAL\}})?:(?P<pattern>.*?)\r?\n?$"
+    )
 
 
 def _run_call_anchor(lines: list[str], name: str) -> tuple[int, str] | None:
@@ -108,7 +110,7 @@ class Edits:
                 # lines follow the last of those, extra old lines go.
                 pairs = max(1, min(i2 - i1, j2 - j1))
                 for k, (i, indent, _) in enumerate(before[i1:i2]):
-                    chunk = new[j1 + k:j1 + k + 1] if k < pairs - 1 else new[j1 + k:j2] if k == pairs - 1 else []
+                    chunk = new[j1 + k : j1 + k + 1] if k < pairs - 1 else new[j1 + k : j2] if k == pairs - 1 else []
                     self.replaced[i] = self.render(chunk, indent)
             elif i1 < len(before):
                 self.insert(before[i1][0] - 0.5, new[j1:j2], before[i1][1])
@@ -133,12 +135,11 @@ def _new_section_place(lines: list[str], name: str, last: float, following: list
         return anchor + 0.5, anchor_indent
     if following:
         line = lines[int(limit + 0.5)]
-        return limit, line[:len(line) - len(line.lstrip(" \t"))]  # its indentation
+        return limit, line[: len(line) - len(line.lstrip(" \t"))]  # its indentation
     return len(lines) - 0.5, ""
 
 
-def place(lines: list[str], old: dict[tuple, list[Found]], blocks: dict[tuple, list[CheckLine]],
-          edits: Edits) -> None:
+def place(lines: list[str], old: dict[tuple, list[Found]], blocks: dict[tuple, list[CheckLine]], edits: Edits) -> None:
     """Records in `edits` where each section's new CHECK lines go (the module docstring's rules)."""
     keys = list(blocks)
     placed: dict[tuple, tuple[float, str]] = {}  # where each section's first line went, its indent
@@ -150,7 +151,7 @@ def place(lines: list[str], old: dict[tuple, list[Found]], blocks: dict[tuple, l
             placed[key] = (before[0][0] - 0.5, before[0][1])
             last = max(last, before[-1][0] + 0.5)
         elif key[0] is not None:  # the preamble goes before the first section, once that is placed
-            following = [old[k][0][0] - 0.5 for k in keys[n + 1:] if k in old]
+            following = [old[k][0][0] - 0.5 for k in keys[n + 1 :] if k in old]
             position, indent = _new_section_place(lines, key[0], last, following)
             edits.insert(position, blocks[key], indent)
             placed[key] = (position, indent)

@@ -19,8 +19,16 @@ from .errors import RunFailed, Skipped, UpdateError
 from .failures import excerpt, run_failure
 
 # FileCheck options that take their value as the next argument.
-FILECHECK_VALUE_OPTIONS = {"check-prefix", "check-prefixes", "comment-prefixes", "implicit-check-not",
-                           "input-file", "dump-input", "dump-input-context", "dump-input-filter"}
+FILECHECK_VALUE_OPTIONS = {
+    "check-prefix",
+    "check-prefixes",
+    "comment-prefixes",
+    "implicit-check-not",
+    "input-file",
+    "dump-input",
+    "dump-input-context",
+    "dump-input-filter",
+}
 
 # Seconds a RUN line may take (`--timeout`; 0: no limit). A test that hangs must not hang CI.
 DEFAULT_TIMEOUT = 300.0
@@ -47,15 +55,28 @@ def make_lit_config(params: dict[str, str]) -> Any:
 
     import lit.LitConfig
 
-    wanted = dict(progname="memref-update-checks", path=[], quiet=False, diagnostic_level="warning",
-                  useValgrind=False, valgrindLeakCheck=False, valgrindArgs=[], noExecute=False,
-                  debug=False, isWindows=os.name == "nt", order="lexical", params=dict(params))
+    wanted = dict(
+        progname="memref-update-checks",
+        path=[],
+        quiet=False,
+        diagnostic_level="warning",
+        useValgrind=False,
+        valgrindLeakCheck=False,
+        valgrindArgs=[],
+        noExecute=False,
+        debug=False,
+        isWindows=os.name == "nt",
+        order="lexical",
+        params=dict(params),
+    )
     accepted = inspect.signature(lit.LitConfig.LitConfig.__init__).parameters
     return lit.LitConfig.LitConfig(**{k: v for k, v in wanted.items() if k in accepted})
 
 
-NOT_A_TEST = ("not a test of any lit suite (no lit.cfg.py above it, or its suite does not collect it: a helper "
-              "module, a lit.local.cfg, an inputs folder): left alone")
+NOT_A_TEST = (
+    "not a test of any lit suite (no lit.cfg.py above it, or its suite does not collect it: a helper "
+    "module, a lit.local.cfg, an inputs folder): left alone"
+)
 
 
 def discover(inputs: list[str], lit_config: Any) -> list[tuple[str, object]]:
@@ -81,8 +102,15 @@ def discover(inputs: list[str], lit_config: Any) -> list[tuple[str, object]]:
             found.append((given, UpdateError("lit could not load the test suite (see lit's message above)")))
         elif os.path.isdir(given):
             if not tests:
-                found.append((given, UpdateError("no test of any lit suite in this folder: no lit.cfg.py above "
-                                                 "it, or its suite collects nothing there")))
+                found.append(
+                    (
+                        given,
+                        UpdateError(
+                            "no test of any lit suite in this folder: no lit.cfg.py above "
+                            "it, or its suite collects nothing there"
+                        ),
+                    )
+                )
             found += sorted(((os.path.relpath(t.getSourcePath()), t) for t in tests), key=lambda pt: pt[0])
         else:
             tests = [t for t in tests if _walked_into(t, lit_config, local_configs)]
@@ -106,8 +134,8 @@ def _walked_into(test, lit_config, local_configs: dict) -> bool:
 def filecheck_prefixes(args: list[str], filecheck: list[str], source: str) -> list[str] | None:
     """The check prefixes if `args` run FileCheck on `source` (the test itself), else None."""
     names = {os.path.basename(filecheck[0]) if filecheck else "", "FileCheck", "filecheck", "FileCheck.exe"}
-    if filecheck and args[:len(filecheck)] == filecheck:
-        rest = args[len(filecheck):]
+    if filecheck and args[: len(filecheck)] == filecheck:
+        rest = args[len(filecheck) :]
     elif args and os.path.basename(args[0]) in names:
         rest = args[1:]
     else:
@@ -127,8 +155,9 @@ def filecheck_prefixes(args: list[str], filecheck: list[str], source: str) -> li
         elif name == "check-prefixes":
             prefixes += [p for p in value.split(",") if p]
         elif name == "input-file":
-            raise UpdateError(f"FileCheck reads --input-file={value}, not the command's output: "
-                              "this tool cannot update it")
+            raise UpdateError(
+                f"FileCheck reads --input-file={value}, not the command's output: this tool cannot update it"
+            )
     if check_file is None or os.path.realpath(check_file) != os.path.realpath(source):
         return None
     return prefixes or [DEFAULT_PREFIX]
@@ -159,15 +188,18 @@ def _prepare(test, lit_config) -> tuple[list, list]:
     test_format = test.config.test_format
     prepare = getattr(test_format, "prepare", None)
     if prepare is None:  # lit's own ShTest
-        return (list(getattr(test_format, "extra_substitutions", [])),
-                list(getattr(test_format, "preamble_commands", [])))
+        return (
+            list(getattr(test_format, "extra_substitutions", [])),
+            list(getattr(test_format, "preamble_commands", [])),
+        )
     result, substitutions, preamble = prepare(test, lit_config)
     if result is None:
         return substitutions, preamble
     if result.code == lit.Test.UNSUPPORTED:
         raise Skipped(result.output)
-    raise UpdateError(f"the suite's test format ends the test as {result.code.name} before its RUN lines: "
-                      f"{result.output}")
+    raise UpdateError(
+        f"the suite's test format ends the test as {result.code.name} before its RUN lines: {result.output}"
+    )
 
 
 def filecheck_command(test: Any, substitutions: list) -> list[str]:
@@ -175,8 +207,9 @@ def filecheck_command(test: Any, substitutions: list) -> list[str]:
     import lit.TestRunner as runner
 
     conditions = {feature: True for feature in test.config.available_features}
-    expanded = runner.applySubstitutions(["FileCheck"], substitutions, conditions,
-                                         recursion_limit=test.config.recursiveExpansionLimit)
+    expanded = runner.applySubstitutions(
+        ["FileCheck"], substitutions, conditions, recursion_limit=test.config.recursiveExpansionLimit
+    )
     return shlex.split(expanded[0])
 
 
@@ -209,14 +242,16 @@ def script_steps(test: Any, lit_config: Any, require_filecheck: bool = True) -> 
         if "%if" in getattr(directive, "command", ""):
             raise UpdateError(
                 f"RUN line {directive.start_line_number} uses %if: what it checks depends on the configuration "
-                "and one run sees only one side; mark the file `UPDATE-CHECKS: hand-written: <reason>`")
+                "and one run sees only one side; mark the file `UPDATE-CHECKS: hand-written: <reason>`"
+            )
     script = [runner.buildPdbgCommand("preamble command line", ln) for ln in preamble] + list(parsed)
     # The lines as written (substitution directives, DEFINE/REDEFINE, expand to no line).
     written = [d if isinstance(d, str) else d.command for d in script if not isinstance(d, runner.SubstDirective)]
     substitutions = substitutions_of(test, extra)
     conditions = {feature: True for feature in test.config.available_features}
-    expanded = runner.applySubstitutions(script, substitutions, conditions,
-                                         recursion_limit=test.config.recursiveExpansionLimit)
+    expanded = runner.applySubstitutions(
+        script, substitutions, conditions, recursion_limit=test.config.recursiveExpansionLimit
+    )
     filecheck = filecheck_command(test, substitutions)
     source = test.getSourcePath()
 
@@ -242,8 +277,10 @@ def script_steps(test: Any, lit_config: Any, require_filecheck: bool = True) -> 
                 checker = step.commands[-1]
                 step = sh.Pipeline(step.commands[:-1], step.negate, step.pipe_err)
             elif _reads_this_file(step, filecheck, source):
-                raise UpdateError(f"RUN line {line}: FileCheck of this file inside `;`, `||` or `&`, or not at "
-                                  "the end of its pipeline: split the RUN line so that it ends in `| FileCheck %s`")
+                raise UpdateError(
+                    f"RUN line {line}: FileCheck of this file inside `;`, `||` or `&`, or not at "
+                    "the end of its pipeline: split the RUN line so that it ends in `| FileCheck %s`"
+                )
             steps.append(Step(line, text, step, prefixes, checker))
     if require_filecheck and not any(step.prefixes is not None for step in steps):
         raise UpdateError("no RUN line pipes into `FileCheck %s`: nothing to generate")
@@ -274,12 +311,18 @@ def execute(test: Any, command: Any, timeout: float = 0) -> Execution:
     shell_env.env[environment.LIT_CURRENT_TESTCASE] = test.getFullName()
     results: list = []
     status, timeout_info = runner.executeShCmd(command, shell_env, results, timeout=timeout)
-    return Execution(status, "".join(r.stdout for r in results), "".join(r.stderr for r in results), results,
-                     timeout_info is not None)
+    return Execution(
+        status,
+        "".join(r.stdout for r in results),
+        "".join(r.stderr for r in results),
+        results,
+        timeout_info is not None,
+    )
 
 
-def run_checks(test: Any, lit_config: Any, timeout: float = DEFAULT_TIMEOUT,
-               allow_traceback: bool = False) -> list[tuple[Step, str]]:
+def run_checks(
+    test: Any, lit_config: Any, timeout: float = DEFAULT_TIMEOUT, allow_traceback: bool = False
+) -> list[tuple[Step, str]]:
     """Runs the test's RUN lines in order; for each step that pipes into FileCheck of this file,
     (the step, what would have reached FileCheck). Raises RunFailed for a run that failed or ran
     out of time (each RUN line gets `timeout` seconds; 0: no limit)."""
@@ -296,8 +339,7 @@ def run_checks(test: Any, lit_config: Any, timeout: float = DEFAULT_TIMEOUT,
                 raise RunFailed("timed-out", step.line, step.text, _time_limit(timeout))
             done = execute(test, step.command, timeout=left)
             if done.timed_out:
-                raise RunFailed("timed-out", step.line, step.text, _time_limit(timeout),
-                                excerpt(done.out + done.err))
+                raise RunFailed("timed-out", step.line, step.text, _time_limit(timeout), excerpt(done.out + done.err))
             failure = run_failure(done.status, done.results, done.out, done.err, allow_traceback)
             if failure:
                 raise RunFailed("failed", step.line, step.text, *failure)
@@ -317,5 +359,6 @@ def run_to_run_masks(test: Any) -> Masks:
     import lit.TestRunner as runner
 
     tmp_dir, _ = runner.getTempPaths(test)
-    return Masks(whole_paths=(tmp_dir, test.suite.exec_root, tempfile.gettempdir()),
-                 source_roots=(test.suite.source_root,))
+    return Masks(
+        whole_paths=(tmp_dir, test.suite.exec_root, tempfile.gettempdir()), source_roots=(test.suite.source_root,)
+    )

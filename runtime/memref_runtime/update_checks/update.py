@@ -75,12 +75,14 @@ def update_file(path: str, test: Any, lit_config: Any, timeout: float = DEFAULT_
         if unused:
             result.warnings.append(
                 f"RUN line {run.line}: prefix {', '.join(unused)} has no CHECK lines (every section is the same "
-                f"under another prefix); LLVM's FileCheck rejects an unused prefix: drop it from the RUN line")
+                f"under another prefix); LLVM's FileCheck rejects an unused prefix: drop it from the RUN line"
+            )
     return result
 
 
-def update_test(path: str, test: Any, lit_config: Any, check: bool = False,
-                timeout: float = DEFAULT_TIMEOUT) -> FileResult:
+def update_test(
+    path: str, test: Any, lit_config: Any, check: bool = False, timeout: float = DEFAULT_TIMEOUT
+) -> FileResult:
     """Updates (with `check`, only compares) one lit test; a file whose run failed is left as it is."""
     try:
         result = update_file(test.getSourcePath(), test, lit_config, timeout=timeout)
@@ -99,8 +101,9 @@ def update_test(path: str, test: Any, lit_config: Any, check: bool = False,
     return result
 
 
-def update_files(inputs: list[str], params: dict[str, str] | None = None, check: bool = False,
-                 timeout: float = DEFAULT_TIMEOUT) -> list[FileResult]:
+def update_files(
+    inputs: list[str], params: dict[str, str] | None = None, check: bool = False, timeout: float = DEFAULT_TIMEOUT
+) -> list[FileResult]:
     """Updates (or with `check`, only compares) the CHECK lines of the tests named by `inputs`."""
     lit_config = make_lit_config(params or {})
     results = []
@@ -118,8 +121,12 @@ def written_lines(result: FileResult) -> list[tuple[int, str]]:
     """(line number, text) of each line the new text adds to the old one."""
     old, new = result.old_text.splitlines(), result.new_text.splitlines()
     matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    return [(j + 1, new[j]) for tag, _, _, j1, j2 in matcher.get_opcodes() if tag in ("insert", "replace")
-            for j in range(j1, j2)]
+    return [
+        (j + 1, new[j])
+        for tag, _, _, j1, j2 in matcher.get_opcodes()
+        if tag in ("insert", "replace")
+        for j in range(j1, j2)
+    ]
 
 
 def report(result: FileResult) -> str:
@@ -129,9 +136,14 @@ def report(result: FileResult) -> str:
         lines = written_lines(result)
         width = len(str(lines[-1][0])) if lines else 1
         return "".join(f"  {number:>{width}} | {text}\n" for number, text in lines)
-    return "".join(difflib.unified_diff(
-        result.old_text.splitlines(keepends=True), result.new_text.splitlines(keepends=True),
-        fromfile=f"a/{result.path}", tofile=f"b/{result.path}"))
+    return "".join(
+        difflib.unified_diff(
+            result.old_text.splitlines(keepends=True),
+            result.new_text.splitlines(keepends=True),
+            fromfile=f"a/{result.path}",
+            tofile=f"b/{result.path}",
+        )
+    )
 
 
 def headline(result: FileResult) -> str:

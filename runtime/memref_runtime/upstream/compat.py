@@ -214,8 +214,12 @@ def llvm_config_features(lit_config, triple: str) -> frozenset:
     """The features lit's LLVMConfig derives from a host/target triple (system-*, target=...)."""
     from lit.llvm.config import LLVMConfig
 
-    scratch = SimpleNamespace(available_features=set(), environment={"PATH": os.environ.get("PATH", "")},
-                              host_triple=triple, target_triple=triple)
+    scratch = SimpleNamespace(
+        available_features=set(),
+        environment={"PATH": os.environ.get("PATH", "")},
+        host_triple=triple,
+        target_triple=triple,
+    )
     LLVMConfig(lit_config, scratch)
     return frozenset(scratch.available_features)
 
@@ -316,8 +320,11 @@ def add_substitutions(config, setup: UpstreamSetup, params, *, lib_dirs: list, l
     where = ", ".join(lib_dirs) or "no library folder (no runner-utils library was found)"
     for key, name in RUNTIME_LIBRARIES.items():
         path = libraries.get(name) or find_library(name, lib_dirs)
-        subs.add(key, path and quoted(path),
-                 f"{SHLIB_PREFIX}{name}{SHLIB_EXT} was looked for in {where}; the toolchain in use does not ship it")
+        subs.add(
+            key,
+            path and quoted(path),
+            f"{SHLIB_PREFIX}{name}{SHLIB_EXT} was looked for in {where}; the toolchain in use does not ship it",
+        )
     for key in LIBRARY_DIR_SUBSTITUTIONS:
         subs.add(key, library_dir and quoted(library_dir), "no folder of MLIR runtime libraries was found")
     for key, value in FIXED_SUBSTITUTIONS.items():
@@ -393,7 +400,8 @@ def find_test_passes(config, setup: UpstreamSetup, params, bindings_build: LLVMB
     setup.wanted_version = setup.mlir_opt.version if setup.mlir_opt else bindings_build.version
     setup.bindings_version = bindings_build.version
     setup.test_pass_alternatives, setup.test_pass_rejected = test_pass_alternatives(
-        setup.mlir_opt, setup.wanted_version, params.get("test_pass_mlir_opt"))
+        setup.mlir_opt, setup.wanted_version, params.get("test_pass_mlir_opt")
+    )
     if (setup.mlir_opt and setup.mlir_opt.has_test_passes) or setup.test_pass_alternatives:
         config.available_features.add("mlir-test-passes")
 

@@ -20,9 +20,20 @@ import shutil
 from .compat import SHLIB_EXT
 
 # LLVM_NATIVE_ARCH, the name of the host's LLVM target, by platform.machine().
-NATIVE_ARCH = {"x86_64": "X86", "amd64": "X86", "i386": "X86", "i686": "X86", "aarch64": "AArch64",
-               "arm64": "AArch64", "armv7l": "ARM", "riscv64": "RISCV", "ppc64le": "PowerPC",
-               "ppc64": "PowerPC", "s390x": "SystemZ", "loongarch64": "LoongArch"}
+NATIVE_ARCH = {
+    "x86_64": "X86",
+    "amd64": "X86",
+    "i386": "X86",
+    "i686": "X86",
+    "aarch64": "AArch64",
+    "arm64": "AArch64",
+    "armv7l": "ARM",
+    "riscv64": "RISCV",
+    "ppc64le": "PowerPC",
+    "ppc64": "PowerPC",
+    "s390x": "SystemZ",
+    "loongarch64": "LoongArch",
+}
 
 # What a default build writes where the toolchain in use cannot tell: no GPU runner, no
 # hardware-specific tests, no emulator, no sanitizer. Integration tests are on: running them
@@ -37,26 +48,60 @@ DEFAULT_BUILD = {
     "enable_python_stable_abi": False,
     "gpu_compilation_format": "fatbin",
     "cmake_build_type": "Release",
-    **dict.fromkeys((
-        "lit_tools_dir", "host_c_compiler_launcher", "host_cxx_compiler_launcher", "enable_libcxx",
-        "host_cmake_generator", "llvm_use_linker", "llvm_use_sanitizer", "rocm_test_chipset",
-    ), ""),
-    **dict.fromkeys((
-        "mlir_run_arm_sve_tests", "mlir_run_arm_sme_tests", "mlir_run_x86_tests",
-        "mlir_run_x86_amx_tests", "mlir_run_amx_tests", "mlir_run_x86vector_tests",
-        "mlir_run_riscv_vector_tests", "enable_cuda_runner", "enable_rocm_runner",
-        "enable_sycl_runner", "enable_levelzero_runner", "enable_vulkan_runner",
-        "enable_spirv_cpu_runner", "run_nvptx_tests", "run_rocm_tests", "run_xevm_tests",
-        "mlir_run_cuda_tensor_core_tests", "mlir_run_cuda_sm80_tests",
-        "mlir_run_cuda_sm80_lt_tests", "mlir_run_cuda_sm90_tests",
-    ), False),
-    **dict.fromkeys((
-        "arm_emulator_executable", "arm_emulator_options", "arm_emulator_lli_executable",
-        "arm_emulator_mlir_runner_executable", "arm_emulator_utils_lib_dir",
-        "arm_sme_abi_routines_shlib", "intel_sde_executable", "riscv_emulator_lli_executable",
-        "riscv_emulator_utils_lib_dir", "riscv_vector_emulator_executable",
-        "riscv_vector_emulator_options",
-    ), ""),
+    **dict.fromkeys(
+        (
+            "lit_tools_dir",
+            "host_c_compiler_launcher",
+            "host_cxx_compiler_launcher",
+            "enable_libcxx",
+            "host_cmake_generator",
+            "llvm_use_linker",
+            "llvm_use_sanitizer",
+            "rocm_test_chipset",
+        ),
+        "",
+    ),
+    **dict.fromkeys(
+        (
+            "mlir_run_arm_sve_tests",
+            "mlir_run_arm_sme_tests",
+            "mlir_run_x86_tests",
+            "mlir_run_x86_amx_tests",
+            "mlir_run_amx_tests",
+            "mlir_run_x86vector_tests",
+            "mlir_run_riscv_vector_tests",
+            "enable_cuda_runner",
+            "enable_rocm_runner",
+            "enable_sycl_runner",
+            "enable_levelzero_runner",
+            "enable_vulkan_runner",
+            "enable_spirv_cpu_runner",
+            "run_nvptx_tests",
+            "run_rocm_tests",
+            "run_xevm_tests",
+            "mlir_run_cuda_tensor_core_tests",
+            "mlir_run_cuda_sm80_tests",
+            "mlir_run_cuda_sm80_lt_tests",
+            "mlir_run_cuda_sm90_tests",
+        ),
+        False,
+    ),
+    **dict.fromkeys(
+        (
+            "arm_emulator_executable",
+            "arm_emulator_options",
+            "arm_emulator_lli_executable",
+            "arm_emulator_mlir_runner_executable",
+            "arm_emulator_utils_lib_dir",
+            "arm_sme_abi_routines_shlib",
+            "intel_sde_executable",
+            "riscv_emulator_lli_executable",
+            "riscv_emulator_utils_lib_dir",
+            "riscv_vector_emulator_executable",
+            "riscv_vector_emulator_options",
+        ),
+        "",
+    ),
 }
 
 
@@ -76,9 +121,11 @@ def site_attributes(setup, python: str, llvm_tools_dir: str | None, mlir_opt: st
     roots = setup.source_roots
     return {
         **DEFAULT_BUILD,
-        "target_triple": build.triple, "host_triple": build.triple,
+        "target_triple": build.triple,
+        "host_triple": build.triple,
         "native_target": NATIVE_ARCH.get(platform.machine().lower(), platform.machine()),
-        "host_os": platform.system(), "host_arch": platform.machine(),
+        "host_os": platform.system(),
+        "host_arch": platform.machine(),
         "enable_assertions": bool(build.asserts),
         "python_executable": python,
         "llvm_tools_dir": llvm_tools_dir, "mlir_tools_dir": mlir_tools_dir,

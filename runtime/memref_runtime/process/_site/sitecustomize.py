@@ -16,8 +16,10 @@ def _module(name: str, what: str):
     try:
         return importlib.import_module(name)
     except ImportError as e:
-        sys.stderr.write(f"memref-runtime site hook ({__file__}): {what} is off: {e}; this interpreter "
-                         f"({sys.executable}) must import memref_runtime (pip install memref-runtime)\n")
+        sys.stderr.write(
+            f"memref-runtime site hook ({__file__}): {what} is off: {e}; this interpreter "
+            f"({sys.executable}) must import memref_runtime (pip install memref-runtime)\n"
+        )
         return None
 
 

@@ -82,13 +82,20 @@ PASSES = (
              pipeline=lower_to_llvm),
     ProvidedPass("test-spirv-cpu-runner-pipeline", MODULE, pipeline=spirv_cpu_runner),
     ProvidedPass("test-transform-dialect-erase-schedule", MODULE, implementation="erase_schedule"),
-    ProvidedPass("test-arith-emulate-wide-int", FUNCTION,
-             (Option("function-prefix", str, "emulate_"), Option("widest-int-supported", int, 32)),
-             implementation="wide_int"),
+    ProvidedPass(
+        "test-arith-emulate-wide-int",
+        FUNCTION,
+        (Option("function-prefix", str, "emulate_"), Option("widest-int-supported", int, 32)),
+        implementation="wide_int",
+    ),
     ProvidedPass("test-cf-assert", MODULE, implementation="cf_assert"),
     ProvidedPass("test-pdl-bytecode-pass", MODULE, implementation="pdl_bytecode"),
     ProvidedPass("test-vector-scan-lowering", FUNCTION, implementation="vector_scan"),
-    ProvidedPass("test-math-polynomial-approximation", ANY, (Option("enable-avx2", bool, False),),
-             implementation="polynomial_approximation"),
+    ProvidedPass(
+        "test-math-polynomial-approximation",
+        ANY,
+        (Option("enable-avx2", bool, False),),
+        implementation="polynomial_approximation",
+    ),
 )
 PROVIDED = {p.name: p for p in PASSES}

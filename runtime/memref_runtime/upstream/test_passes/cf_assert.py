@@ -31,10 +31,19 @@ def message_global(module: ir.Operation, message: bytes) -> tuple[str, str]:
     name = unique_symbol(symbol_names(module), GLOBAL_NAME)
     values = ", ".join(str(b - 256 if b > 127 else b) for b in data)
     with ir.InsertionPoint.at_block_begin(module.regions[0].blocks[0]):
-        create("llvm.mlir.global", attributes={
-            "addr_space": "0 : i32", "constant": ir.UnitAttr.get(), "global_type": f"{array}",
-            "linkage": "#llvm.linkage<private>", "sym_name": ir.StringAttr.get(name),
-            "value": f"dense<[{values}]> : tensor<{len(data)}xi8>", "visibility_": "0 : i64"}, regions=1)
+        create(
+            "llvm.mlir.global",
+            attributes={
+                "addr_space": "0 : i32",
+                "constant": ir.UnitAttr.get(),
+                "global_type": f"{array}",
+                "linkage": "#llvm.linkage<private>",
+                "sym_name": ir.StringAttr.get(name),
+                "value": f"dense<[{values}]> : tensor<{len(data)}xi8>",
+                "visibility_": "0 : i64",
+            },
+            regions=1,
+        )
     return name, array
 
 
@@ -42,10 +51,17 @@ def declare_print(module: ir.Operation) -> None:
     if PRINT_FUNCTION in symbol_names(module):
         return
     with ir.InsertionPoint.at_block_begin(module.regions[0].blocks[0]), module.location:
-        create("llvm.func", attributes={
-            "CConv": "#llvm.cconv<ccc>", "function_type": "!llvm.func<void (ptr)>",
-            "linkage": "#llvm.linkage<external>", "sym_name": ir.StringAttr.get(PRINT_FUNCTION),
-            "visibility_": "0 : i64"}, regions=1)
+        create(
+            "llvm.func",
+            attributes={
+                "CConv": "#llvm.cconv<ccc>",
+                "function_type": "!llvm.func<void (ptr)>",
+                "linkage": "#llvm.linkage<external>",
+                "sym_name": ir.StringAttr.get(PRINT_FUNCTION),
+                "visibility_": "0 : i64",
+            },
+            regions=1,
+        )
 
 
 def lower(assertion: ir.Operation) -> None:
@@ -64,17 +80,35 @@ def lower(assertion: ir.Operation) -> None:
         with ir.InsertionPoint(failure):
             ptr = ir.Type.parse("!llvm.ptr")
             address = create("llvm.mlir.addressof", [ptr], attributes={"global_name": f"@{name}"})
-            element = create("llvm.getelementptr", [ptr], [address.result], attributes={
-                "elem_type": array, "rawConstantIndices": "array<i32: 0>"})
+            element = create(
+                "llvm.getelementptr",
+                [ptr],
+                [address.result],
+                attributes={"elem_type": array, "rawConstantIndices": "array<i32: 0>"},
+            )
             declare_print(module)
-            create("llvm.call", [], [element.result], attributes={
-                "CConv": "#llvm.cconv<ccc>", "TailCallKind": "#llvm.tailcallkind<none>",
-                "callee": f"@{PRINT_FUNCTION}", "fastmathFlags": "#llvm.fastmath<none>",
-                "op_bundle_sizes": "array<i32>", "operandSegmentSizes": "array<i32: 1, 0>"})
+            create(
+                "llvm.call",
+                [],
+                [element.result],
+                attributes={
+                    "CConv": "#llvm.cconv<ccc>",
+                    "TailCallKind": "#llvm.tailcallkind<none>",
+                    "callee": f"@{PRINT_FUNCTION}",
+                    "fastmathFlags": "#llvm.fastmath<none>",
+                    "op_bundle_sizes": "array<i32>",
+                    "operandSegmentSizes": "array<i32: 1, 0>",
+                },
+            )
             create("llvm.br", successors=[continuation])
         with ir.InsertionPoint(block):
-            create("llvm.cond_br", [], [assertion.operands[0]], {"operandSegmentSizes": "array<i32: 1, 0, 0>"},
-                   successors=[continuation, failure])
+            create(
+                "llvm.cond_br",
+                [],
+                [assertion.operands[0]],
+                {"operandSegmentSizes": "array<i32: 1, 0, 0>"},
+                successors=[continuation, failure],
+            )
     assertion.erase()
 
 

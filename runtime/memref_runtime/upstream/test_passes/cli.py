@@ -19,8 +19,10 @@ from .command_line import parse
 from .driver import Runner, direct_arguments
 from .plan import RealRun, plan
 
-USAGE = ("usage: python -m memref_runtime.upstream.test_passes [--mlir-opt=PATH] MLIR-OPT-ARGUMENTS...\n"
-         "       python -m memref_runtime.upstream.test_passes --list\n")
+USAGE = (
+    "usage: python -m memref_runtime.upstream.test_passes [--mlir-opt=PATH] MLIR-OPT-ARGUMENTS...\n"
+    "       python -m memref_runtime.upstream.test_passes --list\n"
+)
 _PASS_WORD = re.compile(r"(?<![\w.])test-[\w-]+")
 
 

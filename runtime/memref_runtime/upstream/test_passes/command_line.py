@@ -17,13 +17,25 @@ from .catalog import PROVIDED, ProvidedPass
 DEFAULT_SPLIT_MARKER = "// -----"
 # Options that only decide how the final output is printed or where it goes; the runs before
 # the last print in a form the next run reads back exactly (generic ops, every location).
-PRINTING_OPTIONS = frozenset({
-    "mlir-print-debuginfo", "mlir-print-op-generic", "mlir-print-local-scope", "mlir-print-assume-verified",
-    "mlir-print-skip-regions", "mlir-print-unique-ssa-ids", "mlir-print-value-users",
-    "mlir-print-elementsattrs-with-hex-if-larger", "mlir-elide-elementsattrs-if-larger",
-    "mlir-elide-resource-strings-if-larger", "mlir-pretty-debuginfo", "mlir-use-nameloc-as-prefix",
-    "emit-bytecode", "emit-bytecode-version", "elide-resource-data-from-bytecode",
-})
+PRINTING_OPTIONS = frozenset(
+    {
+        "mlir-print-debuginfo",
+        "mlir-print-op-generic",
+        "mlir-print-local-scope",
+        "mlir-print-assume-verified",
+        "mlir-print-skip-regions",
+        "mlir-print-unique-ssa-ids",
+        "mlir-print-value-users",
+        "mlir-print-elementsattrs-with-hex-if-larger",
+        "mlir-elide-elementsattrs-if-larger",
+        "mlir-elide-resource-strings-if-larger",
+        "mlir-pretty-debuginfo",
+        "mlir-use-nameloc-as-prefix",
+        "emit-bytecode",
+        "emit-bytecode-version",
+        "elide-resource-data-from-bytecode",
+    }
+)
 HELP_PASS_SECTION = "Compiler passes to run"
 _OPTION_LINE = re.compile(r"^( +)--?([\w-]+)(\[?=<[^>]*>\]?| <[^>]*>)?")
 
@@ -76,16 +88,16 @@ class ProvidedStep:
 class Invocation:
     """One mlir-opt command line, sorted by what each word is for."""
 
-    inputs: list = field(default_factory=list)       # the input file words ('-' is stdin)
-    common: list = field(default_factory=list)       # options every run of mlir-opt gets
-    printing: list = field(default_factory=list)     # options of the final print only
-    output: str | None = None                        # -o FILE
-    split_marker: str | None = None                  # -split-input-file[=MARKER]
-    output_marker: str = DEFAULT_SPLIT_MARKER        # --output-split-marker=
-    verify: str | None = None                        # -verify-diagnostics[=LEVEL]
+    inputs: list = field(default_factory=list)  # the input file words ('-' is stdin)
+    common: list = field(default_factory=list)  # options every run of mlir-opt gets
+    printing: list = field(default_factory=list)  # options of the final print only
+    output: str | None = None  # -o FILE
+    split_marker: str | None = None  # -split-input-file[=MARKER]
+    output_marker: str = DEFAULT_SPLIT_MARKER  # --output-split-marker=
+    verify: str | None = None  # -verify-diagnostics[=LEVEL]
     allow_unregistered: bool = False
-    pipeline_text: str | None = None                 # --pass-pipeline=
-    steps: list = field(default_factory=list)        # flags: the words; pipeline: PassStep/ProvidedStep
+    pipeline_text: str | None = None  # --pass-pipeline=
+    steps: list = field(default_factory=list)  # flags: the words; pipeline: PassStep/ProvidedStep
 
     @property
     def has_test_passes(self) -> bool:

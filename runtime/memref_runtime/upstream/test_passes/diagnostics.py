@@ -62,8 +62,14 @@ def from_mlir(diagnostic, parent: Diagnostic | None = None) -> list[Diagnostic]:
     """An MLIR Python diagnostic (ir.DiagnosticInfo or ir.Diagnostic) and its notes."""
     severity = str(diagnostic.severity).rsplit(".", 1)[-1].lower()
     file, line, column = file_location(diagnostic.location)
-    here = Diagnostic(severity, file, line, column, diagnostic.message,
-                      show_source=parent is None or (parent.file, parent.line, parent.column) != (file, line, column))
+    here = Diagnostic(
+        severity,
+        file,
+        line,
+        column,
+        diagnostic.message,
+        show_source=parent is None or (parent.file, parent.line, parent.column) != (file, line, column),
+    )
     found = [here]
     for note in diagnostic.notes:
         found += from_mlir(note, here)
@@ -81,8 +87,8 @@ class Expected:
     severity: str
     regex: bool
     file: str
-    line: int       # the line the diagnostic is expected at (0: an unknown location)
-    at: int         # the line of the directive itself
+    line: int  # the line the diagnostic is expected at (0: an unknown location)
+    at: int  # the line of the directive itself
     column: int
     text: str
     seen: bool = False
@@ -151,8 +157,11 @@ class Collector:
                 match = _PRINTED.match(lines[i].rstrip("\n"))
                 if match:
                     file, number, column, severity, message = match.groups()
-                    self.found.append(Diagnostic(severity, None if file == "<unknown>" else file, int(number),
-                                                 int(column or 0), message))
+                    self.found.append(
+                        Diagnostic(
+                            severity, None if file == "<unknown>" else file, int(number), int(column or 0), message
+                        )
+                    )
                 kept += block
             i += len(block)
         if not self.verify_level:
@@ -179,8 +188,12 @@ class Collector:
                 match.seen = True
             elif self.verify_level != "only-expected" or diag.file is None:
                 ok = False
-                sys.stderr.write(render(Diagnostic("error", diag.file, diag.line, diag.column, ""),
-                                        f"unexpected {diag.severity}: {diag.message}"))
+                sys.stderr.write(
+                    render(
+                        Diagnostic("error", diag.file, diag.line, diag.column, ""),
+                        f"unexpected {diag.severity}: {diag.message}",
+                    )
+                )
         for e in expected:
             if not e.seen:
                 ok = False

@@ -43,7 +43,7 @@ class Runner:
         self.status = 0  # of the first run that failed
         self.collector = diagnostics.Collector(inv.verify)
         self.python: Any = None  # python_runs.PythonSide, made on first use (it imports MLIR)
-        self.output = b""   # what the last run printed, written last
+        self.output = b""  # what the last run printed, written last
 
     def real_arguments(self, run: RealRun, first: bool, final: bool) -> list:
         inv = self.inv
@@ -101,9 +101,16 @@ class Runner:
         """The input as one parsed chunk, where a Python pass comes first and nothing asks the real
         mlir-opt's reading for more than parsing (a run less); else None."""
         inv, runs = self.inv, self.runs
-        if not (len(runs) > 1 and isinstance(runs[1], PythonRun) and not runs[0].pass_arguments()
-                and len(inv.inputs) == 1 and inv.inputs[0] != "-" and not inv.split_marker and not inv.verify
-                and all(word.lstrip("-") == "allow-unregistered-dialect" for word in inv.common)):
+        if not (
+            len(runs) > 1
+            and isinstance(runs[1], PythonRun)
+            and not runs[0].pass_arguments()
+            and len(inv.inputs) == 1
+            and inv.inputs[0] != "-"
+            and not inv.split_marker
+            and not inv.verify
+            and all(word.lstrip("-") == "allow-unregistered-dialect" for word in inv.common)
+        ):
             return None
         try:
             with open(inv.inputs[0], "rb") as f:

@@ -5,12 +5,14 @@ from __future__ import annotations
 from mlir import ir
 
 
-def create(name: str, results=(), operands=(), attributes: dict | None = None, successors=None,
-           regions: int = 0) -> ir.Operation:
+def create(
+    name: str, results=(), operands=(), attributes: dict | None = None, successors=None, regions: int = 0
+) -> ir.Operation:
     """An op at the current insertion point and location; attribute values may be given as text."""
     attrs = {k: ir.Attribute.parse(v) if isinstance(v, str) else v for k, v in (attributes or {}).items()}
-    return ir.Operation.create(name, results=list(results), operands=list(operands), attributes=attrs,
-                               successors=successors, regions=regions)
+    return ir.Operation.create(
+        name, results=list(results), operands=list(operands), attributes=attrs, successors=successors, regions=regions
+    )
 
 
 def ops_by_block(op: ir.Operation) -> dict:

@@ -78,8 +78,10 @@ class MathBuilder:
         return ir.VectorType.get(value.type.shape, i1) if isinstance(value.type, ir.VectorType) else i1
 
     def cmpf(self, predicate: str, lhs: ir.Value, rhs: ir.Value) -> ir.Value:
-        attrs = {"fastmath": FASTMATH, "predicate": ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
-                                                                       CMPF[predicate])}
+        attrs = {
+            "fastmath": FASTMATH,
+            "predicate": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), CMPF[predicate]),
+        }
         return create("arith.cmpf", [self.i1_like(lhs)], [lhs, rhs], attrs).result
 
     def cmpi(self, predicate: str, lhs: ir.Value, rhs: ir.Value) -> ir.Value:
@@ -161,5 +163,6 @@ class MathBuilder:
         """2^n for i32 `n`, built in the exponent bits of an f32."""
         shift = self.bcast(self.i32(23))
         bias = self.bcast(self.i32(127))
-        return self.bitcast(self.shaped(self.f32_type), self.int_op("arith.shli", self.int_op("arith.addi", n, bias),
-                                                                    shift))
+        return self.bitcast(
+            self.shaped(self.f32_type), self.int_op("arith.shli", self.int_op("arith.addi", n, bias), shift)
+        )

@@ -73,17 +73,32 @@ def rewriter_function(rewriter: PatternRewriter, results: PDLResultList, values:
     rewriter.erase_op(root.operation)
 
 
-CONSTRAINTS = {f.__name__: f for f in (single_entity_constraint, multi_entity_constraint, op_constr_return_attr,
-                                       op_constr_return_type, op_multiple_returns_failure)}
-REWRITES: dict[str, Callable] = {"creator": creator, "type_creator": type_creator, "str_creator": str_creator,
-            "rewriter": rewriter_function}
+CONSTRAINTS = {
+    f.__name__: f
+    for f in (
+        single_entity_constraint,
+        multi_entity_constraint,
+        op_constr_return_attr,
+        op_constr_return_type,
+        op_multiple_returns_failure,
+    )
+}
+REWRITES: dict[str, Callable] = {
+    "creator": creator,
+    "type_creator": type_creator,
+    "str_creator": str_creator,
+    "rewriter": rewriter_function,
+}
 
 
 def child_module(op: ir.Operation, name: str) -> ir.Operation | None:
     for child in op.regions[0].blocks[0].operations:
         child = child.operation
-        if child.name == "builtin.module" and "sym_name" in child.attributes and \
-                ir.StringAttr(child.attributes["sym_name"]).value == name:
+        if (
+            child.name == "builtin.module"
+            and "sym_name" in child.attributes
+            and ir.StringAttr(child.attributes["sym_name"]).value == name
+        ):
             return child
     return None
 
@@ -108,7 +123,8 @@ def run(op: ir.Operation, options: dict) -> bool:
         if name in NEEDS_RANGES:
             call.location.emit_error(
                 f"the PDL native function '{name}' takes or returns ranges, which the MLIR Python bindings cannot"
-                " pass: this -test-pdl-bytecode-pass (memref-runtime's, in Python) cannot run it")
+                " pass: this -test-pdl-bytecode-pass (memref-runtime's, in Python) cannot run it"
+            )
             return False
     compiled = ir.Module.create()
     for child in list(patterns.regions[0].blocks[0].operations):

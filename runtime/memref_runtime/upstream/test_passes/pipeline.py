@@ -70,10 +70,10 @@ def parse(text: str) -> list[PassStep]:
                 j += 1
             if j < len(body) and body[j] == "(":
                 end = _closing(body, j)
-                elements(body[j + 1:end - 1], nesting + ((name, next(counter)),))
+                elements(body[j + 1 : end - 1], nesting + ((name, next(counter)),))
             elif j < len(body) and body[j] == "{":
                 end = _closing(body, j)
-                steps.append(PassStep(nesting, name, body[j + 1:end - 1]))
+                steps.append(PassStep(nesting, name, body[j + 1 : end - 1]))
             else:
                 end = j
                 steps.append(PassStep(nesting, name))
@@ -93,8 +93,7 @@ def write(steps: list[PassStep]) -> str:
     open_groups: list = []
     for step in steps:
         common = 0
-        while (common < len(open_groups) and common < len(step.nesting)
-               and open_groups[common] == step.nesting[common]):
+        while common < len(open_groups) and common < len(step.nesting) and open_groups[common] == step.nesting[common]:
             common += 1
         while len(open_groups) > common:
             out.append(")")
@@ -161,8 +160,9 @@ def option_value(pass_name: str, option, value: str | None) -> bool | int | str:
         kind = "uint"
     else:
         return value or ""
-    raise PipelineError(f"for the --{option.name} option: '{value}' value invalid for {kind} argument!"
-                        f" (pass {pass_name})")
+    raise PipelineError(
+        f"for the --{option.name} option: '{value}' value invalid for {kind} argument! (pass {pass_name})"
+    )
 
 
 def read_options(test_pass, text: str | None) -> dict:

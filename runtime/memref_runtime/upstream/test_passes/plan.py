@@ -44,7 +44,8 @@ def _anchors(step: ProvidedStep) -> tuple:
         if wanted is not None and last != wanted:
             raise pipeline.PipelineError(
                 f"Can't add pass '{step.test_pass.name}' restricted to '{wanted}' on a PassManager intended to"
-                f" run on '{last or 'any'}', did you intend to nest?")
+                f" run on '{last or 'any'}', did you intend to nest?"
+            )
         return names
     # A flag: mlir-opt nests a pass for func.func under the top-level module implicitly.
     return (None, FUNCTION) if step.test_pass.anchor == FUNCTION else (None,)

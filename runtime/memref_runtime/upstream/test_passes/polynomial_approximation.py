@@ -20,10 +20,21 @@ from . import math_approximations as approx
 from .math_builder import MathBuilder
 
 APPROXIMATIONS = {
-    "math.atan": approx.atan, "math.atan2": approx.atan2, "math.tanh": approx.tanh, "math.log": approx.log,
-    "math.log2": approx.log2, "math.log1p": approx.log1p, "math.erf": approx.erf, "math.erfc": approx.erfc,
-    "math.asin": approx.asin, "math.acos": approx.acos, "math.exp": approx.exp, "math.expm1": approx.expm1,
-    "math.cbrt": approx.cbrt, "math.sin": approx.sin, "math.cos": approx.cos,
+    "math.atan": approx.atan,
+    "math.atan2": approx.atan2,
+    "math.tanh": approx.tanh,
+    "math.log": approx.log,
+    "math.log2": approx.log2,
+    "math.log1p": approx.log1p,
+    "math.erf": approx.erf,
+    "math.erfc": approx.erfc,
+    "math.asin": approx.asin,
+    "math.acos": approx.acos,
+    "math.exp": approx.exp,
+    "math.expm1": approx.expm1,
+    "math.cbrt": approx.cbrt,
+    "math.sin": approx.sin,
+    "math.cos": approx.cos,
 }
 # Approximated on f32 only, also in their own type: asin, acos (f16 as well), and erf's (f16).
 OWN_TYPES = {"math.asin": ("f16",), "math.acos": ("f16",), "math.erf": ("f16",)}
@@ -38,8 +49,12 @@ def widen(op, rewriter) -> bool:
     """f16/bf16 -> f32 around `op` (all operands and results of one type); False if not so."""
     types = [v.type for v in [*op.operands, *op.results]]
     elem = element(types[0])
-    if any(t != types[0] for t in types) or not isinstance(elem, ir.FloatType) or elem.width >= 32 or \
-            isinstance(elem, ir.F32Type):
+    if (
+        any(t != types[0] for t in types)
+        or not isinstance(elem, ir.FloatType)
+        or elem.width >= 32
+        or isinstance(elem, ir.F32Type)
+    ):
         return False
     f32 = ir.F32Type.get()
     wide = ir.VectorType.get(types[0].shape, f32) if isinstance(types[0], ir.VectorType) else f32

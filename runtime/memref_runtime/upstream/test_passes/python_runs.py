@@ -26,8 +26,14 @@ def anchored_ops(top: ir.Operation, anchors: tuple) -> list:
         raise NestingError(f"can't run '{first}' pass manager on '{top.name}' op")
     ops = [top]
     for name in anchors[1:]:
-        ops = [op for parent in ops for region in parent.regions for block in region.blocks
-               for op in block.operations if name is None or op.operation.name == name]
+        ops = [
+            op
+            for parent in ops
+            for region in parent.regions
+            for block in region.blocks
+            for op in block.operations
+            if name is None or op.operation.name == name
+        ]
     return [op.operation for op in ops]
 
 

@@ -68,8 +68,9 @@ class Scope:
     def converted(self, op) -> bool:
         """Whether upstream's test pass converts `op`: an arith or vector op on wide integers."""
         op = op.operation
-        return (op.name.split(".", 1)[0] in ("arith", "vector")
-                and any(self.wide(v.type) for v in [*op.operands, *op.results]))
+        return op.name.split(".", 1)[0] in ("arith", "vector") and any(
+            self.wide(v.type) for v in [*op.operands, *op.results]
+        )
 
     def hide(self, op: ir.Operation) -> None:
         """An unknown op stands in for `op`, which waits in the holder with detached operands."""
@@ -91,8 +92,9 @@ class Scope:
         for op in self.nested_ops():
             if self.converted(op):
                 for index, value in enumerate(op.operands):
-                    if self.convertible(value.type) and (self.isolate or isinstance(value.owner, ir.Block)
-                                                         or not self.converted(value.owner)):
+                    if self.convertible(value.type) and (
+                        self.isolate or isinstance(value.owner, ir.Block) or not self.converted(value.owner)
+                    ):
                         op.operands[index] = self.enter(value, op.location)
                 for value in op.results:
                     self.leave(value)
@@ -101,8 +103,11 @@ class Scope:
         """The value a converted op uses for unconverted wide `value`: a call's result."""
         if value not in self.entered:
             owner = value.owner
-            at = (ir.InsertionPoint.at_block_begin(owner) if isinstance(owner, ir.Block)
-                  else ir.InsertionPoint.after(owner.operation))
+            at = (
+                ir.InsertionPoint.at_block_begin(owner)
+                if isinstance(owner, ir.Block)
+                else ir.InsertionPoint.after(owner.operation)
+            )
             with at, location:
                 box = create(f"{PREFIX}_box", [ir.TupleType.get_tuple([value.type])], [value])
                 self.entered[value] = create("func.call", [value.type], [box.result], {"callee": INTO}).result
@@ -156,7 +161,8 @@ def convert(function: ir.Operation, widest: int, isolate: bool = False) -> None:
     try:
         scope.prepare()
         manager = passmanager.PassManager.parse(
-            f"builtin.module(arith-emulate-wide-int{{widest-int-supported={widest}}})")
+            f"builtin.module(arith-emulate-wide-int{{widest-int-supported={widest}}})"
+        )
         manager.enable_verifier(False)
         manager.run(scope.scratch)
     finally:
