@@ -53,8 +53,10 @@ def hidden_llvm_command(command: list, major: str) -> tuple:
     if os.geteuid() == 0 and shutil.which("unshare"):
         empty = tempfile.mkdtemp()
         script = 'mount --bind "$0" "$1" && shift && exec "$@"'
-        return (["unshare", "-m", "bash", "-c", script, empty, str(prefix), *command],
-                f"{prefix} hidden (unshare -m, an empty folder mounted over it)")
+        return (
+            ["unshare", "-m", "bash", "-c", script, empty, str(prefix), *command],
+            f"{prefix} hidden (unshare -m, an empty folder mounted over it)",
+        )
     return command + ["-D", "test_pass_mlir_opt=none"], f"{prefix} not hidden (not root): -D test_pass_mlir_opt=none"
 
 
@@ -77,8 +79,11 @@ def judge(results: dict) -> list:
     if len(named) > TOOLCHAIN_FAILURES:
         problems.append(f"{len(named)} tests failed on known toolchain defects, expected at most {TOOLCHAIN_FAILURES}")
     for folder, allowed in OTHER_FAILURES.items():
-        failed = sorted((n, r) for n, r in results.items()
-                        if folder_of(n) == folder and r.code in FAILED and not r.toolchain_failure)
+        failed = sorted(
+            (n, r)
+            for n, r in results.items()
+            if folder_of(n) == folder and r.code in FAILED and not r.toolchain_failure
+        )
         if len(failed) > allowed:
             problems.append(f"{folder}: {len(failed)} failed (no known toolchain defect), expected at most {allowed}")
             problems += [f"{r.code}: {n}\n{r.output.strip()}" for n, r in failed]
@@ -104,8 +109,10 @@ def main() -> int:
     for folder in FOLDERS:
         row = table[folder]
         print(f"{folder:12} {row['PASS']:4} passed  {row['FAIL']:3} failed  {row['UNSUPPORTED']:4} unsupported")
-    for title, chosen in (("failed on known toolchain defects (the report names them)", True),
-                          ("failed otherwise", False)):
+    for title, chosen in (
+        ("failed on known toolchain defects (the report names them)", True),
+        ("failed otherwise", False),
+    ):
         names = sorted(n for n, r in results.items() if r.code in FAILED and r.toolchain_failure == chosen)
         print(f"{title}: {len(names)}" + "".join(f"\n  {n}" for n in names))
     problems = judge(results) if results else [f"lit gave no results: {log}"]

@@ -26,8 +26,11 @@ from pathlib import Path
 
 FOLDERS = ("Integration", "mlir-runner", "python")
 HARNESS_LIT_CFG = "import memref_runtime.lit\nmemref_runtime.lit.configure(config, lit_config)\n"
-RESULT_LINE = re.compile(r"^(PASS|FAIL|XFAIL|XPASS|UNSUPPORTED|UNRESOLVED|TIMEOUT|SKIPPED|EXCLUDED): (.+?) :: (\S+)"
-                         r"(?: \(\d+ of \d+\))?$", re.M)
+RESULT_LINE = re.compile(
+    r"^(PASS|FAIL|XFAIL|XPASS|UNSUPPORTED|UNRESOLVED|TIMEOUT|SKIPPED|EXCLUDED): (.+?) :: (\S+)"
+    r"(?: \(\d+ of \d+\))?$",
+    re.M,
+)
 # What the harness's report adds to a failure that a known defect of the toolchain explains.
 TOOLCHAIN_MARKER = "memref-runtime: a known failure of the toolchain in use"
 
@@ -42,7 +45,7 @@ def unpack_harness_suite(archive_path: Path, suite: Path) -> Path:
     with tarfile.open(archive_path) as archive:
         for folder in FOLDERS:
             for member in _members(archive, f"mlir/test/{folder}/"):
-                member.name = "test/" + member.name[len("mlir/test/"):]
+                member.name = "test/" + member.name[len("mlir/test/") :]
                 archive.extract(member, suite, filter="data")
     (suite / "lit.cfg.py").write_text(HARNESS_LIT_CFG)
     return suite
@@ -72,33 +75,80 @@ def site_values(install: LLVMInstall, source: Path, build: Path, python: str, bi
     on = {True: "1", False: "0"}
     cc, cxx = shutil.which("cc") or "", shutil.which("c++") or ""
     return {
-        "LLVM_TARGET_TRIPLE": install.config("--host-target"), "LLVM_SOURCE_DIR": str(source / "llvm"),
-        "LLVM_TOOLS_DIR": str(install.bin), "LLVM_LIT_TOOLS_DIR": "", "LLVM_INCLUDE_SPIRV_TOOLS_TESTS": "0",
-        "SHLIBEXT": ".so", "SHLIBDIR": str(install.prefix / "lib"), "Python3_EXECUTABLE": python,
-        "ENABLE_ASSERTIONS": on[install.config("--assertion-mode") == "ON"], "EXPENSIVE_CHECKS": "",
+        "LLVM_TARGET_TRIPLE": install.config("--host-target"),
+        "LLVM_SOURCE_DIR": str(source / "llvm"),
+        "LLVM_TOOLS_DIR": str(install.bin),
+        "LLVM_LIT_TOOLS_DIR": "",
+        "LLVM_INCLUDE_SPIRV_TOOLS_TESTS": "0",
+        "SHLIBEXT": ".so",
+        "SHLIBDIR": str(install.prefix / "lib"),
+        "Python3_EXECUTABLE": python,
+        "ENABLE_ASSERTIONS": on[install.config("--assertion-mode") == "ON"],
+        "EXPENSIVE_CHECKS": "",
         "LLVM_NATIVE_ARCH": {"x86_64": "X86", "aarch64": "AArch64"}.get(os.uname().machine, os.uname().machine),
-        "HOST_OS": os.uname().sysname, "HOST_CC": cc, "HOST_CXX": cxx, "CMAKE_C_COMPILER_LAUNCHER": "",
-        "CMAKE_CXX_COMPILER_LAUNCHER": "", "LLVM_ENABLE_LIBCXX": "", "CMAKE_COMMAND": shutil.which("cmake") or "",
-        "CMAKE_GENERATOR": "Ninja", "CMAKE_BUILD_TYPE": "Release", "LLVM_USE_LINKER": "", "LLVM_USE_SANITIZER": "",
-        "HOST_ARCH": os.uname().machine, "MLIR_SOURCE_DIR": str(source / "mlir"), "MLIR_BINARY_DIR": str(build),
-        "MLIR_TOOLS_DIR": str(install.bin), "MLIR_CMAKE_DIR": str(install.prefix / "lib" / "cmake" / "mlir"),
-        "MLIR_LIB_DIR": str(install.prefix / "lib"), "LLVM_BUILD_EXAMPLES": "0",
+        "HOST_OS": os.uname().sysname,
+        "HOST_CC": cc,
+        "HOST_CXX": cxx,
+        "CMAKE_C_COMPILER_LAUNCHER": "",
+        "CMAKE_CXX_COMPILER_LAUNCHER": "",
+        "LLVM_ENABLE_LIBCXX": "",
+        "CMAKE_COMMAND": shutil.which("cmake") or "",
+        "CMAKE_GENERATOR": "Ninja",
+        "CMAKE_BUILD_TYPE": "Release",
+        "LLVM_USE_LINKER": "",
+        "LLVM_USE_SANITIZER": "",
+        "HOST_ARCH": os.uname().machine,
+        "MLIR_SOURCE_DIR": str(source / "mlir"),
+        "MLIR_BINARY_DIR": str(build),
+        "MLIR_TOOLS_DIR": str(install.bin),
+        "MLIR_CMAKE_DIR": str(install.prefix / "lib" / "cmake" / "mlir"),
+        "MLIR_LIB_DIR": str(install.prefix / "lib"),
+        "LLVM_BUILD_EXAMPLES": "0",
         "LLVM_HAS_NVPTX_TARGET": on[install.has_target("NVPTX")],
         "MLIR_ENABLE_ROCM_CONVERSIONS": on[install.has_target("AMDGPU") and "host-supports-amdgpu" in bindings_targets],
-        "MLIR_GPU_COMPILATION_TEST_FORMAT": "fatbin", "ROCM_TEST_CHIPSET": "",
-        "MLIR_ENABLE_BINDINGS_PYTHON": "1", "MLIR_INCLUDE_INTEGRATION_TESTS": "1", "BUILD_SHARED_LIBS": "0",
+        "MLIR_GPU_COMPILATION_TEST_FORMAT": "fatbin",
+        "ROCM_TEST_CHIPSET": "",
+        "MLIR_ENABLE_BINDINGS_PYTHON": "1",
+        "MLIR_INCLUDE_INTEGRATION_TESTS": "1",
+        "BUILD_SHARED_LIBS": "0",
         "MLIR_RUN_RISCV_VECTOR_TESTS": "",
         # No GPU runner, hardware suite or emulator: a default build's.
-        **dict.fromkeys(("MLIR_ENABLE_CUDA_RUNNER", "MLIR_ENABLE_ROCM_RUNNER", "MLIR_ENABLE_XEVM_CONVERSIONS",
-                         "MLIR_ENABLE_SYCL_RUNNER", "MLIR_ENABLE_LEVELZERO_RUNNER", "MLIR_ENABLE_SPIRV_CPU_RUNNER",
-                         "MLIR_ENABLE_VULKAN_RUNNER", "MLIR_RUN_AMX_TESTS", "MLIR_RUN_ARM_SVE_TESTS",
-                         "MLIR_RUN_ARM_SME_TESTS", "MLIR_RUN_X86VECTOR_TESTS", "MLIR_RUN_CUDA_TENSOR_CORE_TESTS",
-                         "MLIR_RUN_CUDA_SM80_TESTS", "MLIR_RUN_CUDA_SM80_LT_TESTS", "MLIR_RUN_CUDA_SM90_TESTS"), "0"),
-        **dict.fromkeys(("INTEL_SDE_EXECUTABLE", "ARM_EMULATOR_EXECUTABLE", "ARM_EMULATOR_OPTIONS",
-                         "ARM_EMULATOR_MLIR_RUNNER_EXECUTABLE", "ARM_EMULATOR_LLI_EXECUTABLE",
-                         "ARM_EMULATOR_UTILS_LIB_DIR", "ARM_SME_ABI_ROUTINES_SHLIB",
-                         "RISCV_VECTOR_EMULATOR_EXECUTABLE", "RISCV_VECTOR_EMULATOR_OPTIONS",
-                         "RISCV_EMULATOR_LLI_EXECUTABLE", "RISCV_EMULATOR_UTILS_LIB_DIR"), ""),
+        **dict.fromkeys(
+            (
+                "MLIR_ENABLE_CUDA_RUNNER",
+                "MLIR_ENABLE_ROCM_RUNNER",
+                "MLIR_ENABLE_XEVM_CONVERSIONS",
+                "MLIR_ENABLE_SYCL_RUNNER",
+                "MLIR_ENABLE_LEVELZERO_RUNNER",
+                "MLIR_ENABLE_SPIRV_CPU_RUNNER",
+                "MLIR_ENABLE_VULKAN_RUNNER",
+                "MLIR_RUN_AMX_TESTS",
+                "MLIR_RUN_ARM_SVE_TESTS",
+                "MLIR_RUN_ARM_SME_TESTS",
+                "MLIR_RUN_X86VECTOR_TESTS",
+                "MLIR_RUN_CUDA_TENSOR_CORE_TESTS",
+                "MLIR_RUN_CUDA_SM80_TESTS",
+                "MLIR_RUN_CUDA_SM80_LT_TESTS",
+                "MLIR_RUN_CUDA_SM90_TESTS",
+            ),
+            "0",
+        ),
+        **dict.fromkeys(
+            (
+                "INTEL_SDE_EXECUTABLE",
+                "ARM_EMULATOR_EXECUTABLE",
+                "ARM_EMULATOR_OPTIONS",
+                "ARM_EMULATOR_MLIR_RUNNER_EXECUTABLE",
+                "ARM_EMULATOR_LLI_EXECUTABLE",
+                "ARM_EMULATOR_UTILS_LIB_DIR",
+                "ARM_SME_ABI_ROUTINES_SHLIB",
+                "RISCV_VECTOR_EMULATOR_EXECUTABLE",
+                "RISCV_VECTOR_EMULATOR_OPTIONS",
+                "RISCV_EMULATOR_LLI_EXECUTABLE",
+                "RISCV_EMULATOR_UTILS_LIB_DIR",
+            ),
+            "",
+        ),
     }
 
 
@@ -112,8 +162,7 @@ def path(p):
 """
 
 
-def unpack_reference(archive_path: Path, work: Path, install: LLVMInstall, python: str,
-                     bindings_targets: set) -> Path:
+def unpack_reference(archive_path: Path, work: Path, install: LLVMInstall, python: str, bindings_targets: set) -> Path:
     """Upstream's tree under `work/src/mlir`, and `work/build/test/lit.site.cfg.py` for it; returns
     the build's test folder, where lit is pointed (`<it>/Integration`, ...)."""
     source, build = work / "src", work / "build"
@@ -151,8 +200,8 @@ def parse(text: str, strip: str = "") -> dict:
     for match, following in zip(matches, matches[1:] + [None]):
         end = following.start() if following else len(text)
         name = match.group(3)
-        name = name[len(strip):] if strip and name.startswith(strip) else name
-        results[name] = Result(match.group(1), text[match.end():end])
+        name = name[len(strip) :] if strip and name.startswith(strip) else name
+        results[name] = Result(match.group(1), text[match.end() : end])
     return results
 
 
@@ -193,10 +242,19 @@ class Comparison:
 
     def lost(self) -> list:
         """Tests the reference passes and the harness does not (named toolchain failures apart)."""
-        return sorted(n for n, r in self.reference.items() if r.code == "PASS" and n in self.harness
-                      and self.harness[n].code != "PASS" and not self.harness[n].toolchain_failure)
+        return sorted(
+            n
+            for n, r in self.reference.items()
+            if r.code == "PASS"
+            and n in self.harness
+            and self.harness[n].code != "PASS"
+            and not self.harness[n].toolchain_failure
+        )
 
     def both_run(self) -> list:
         skipped = ("UNSUPPORTED", "SKIPPED", "EXCLUDED")
-        return sorted(n for n, r in self.reference.items()
-                      if r.code not in skipped and n in self.harness and self.harness[n].code not in skipped)
+        return sorted(
+            n
+            for n, r in self.reference.items()
+            if r.code not in skipped and n in self.harness and self.harness[n].code not in skipped
+        )

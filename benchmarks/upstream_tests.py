@@ -72,6 +72,7 @@ def gpu_features() -> set:
 def table(title: str, comparison: Comparison, markdown: bool) -> str:
     rows = []
     ref, harness = counts(comparison.reference), counts(comparison.harness)
+
     def get(t: dict, folder: str, code: str) -> int:
         return sum(c[code] for c in t.values()) if folder == "all" else t[folder][code]
 
@@ -124,36 +125,54 @@ def main() -> int:
     print(machine())
     print(f"archive {args.archive}; reference LLVM {args.llvm}; work folder {work}\n")
     suite = unpack_harness_suite(args.archive, work / "harness")
-    ref_tests = unpack_reference(args.archive, work / "reference", LLVMInstall(args.llvm), sys.executable,
-                                 gpu_features())
-    everything = sorted(str(p.relative_to(suite / "test")) for folder in FOLDERS
-                        for p in (suite / "test" / folder).rglob("*") if p.is_file())
+    ref_tests = unpack_reference(
+        args.archive, work / "reference", LLVMInstall(args.llvm), sys.executable, gpu_features()
+    )
+    everything = sorted(
+        str(p.relative_to(suite / "test"))
+        for folder in FOLDERS
+        for p in (suite / "test" / folder).rglob("*")
+        if p.is_file()
+    )
     subset = everything[::8] if args.quick else None
     ref_paths = [ref_tests / n for n in subset] if subset else [ref_tests / f for f in FOLDERS]
     harness_paths = [suite / "test" / n for n in subset] if subset else [suite / "test" / f for f in FOLDERS]
     ref_time = run_lit(ref_paths, [], work / "reference.txt")
     harness_time = run_lit(harness_paths, HARNESS_ARGS, work / "harness.txt")
-    comparison = Comparison(parse((work / "reference.txt").read_text(), strip=""),
-                            parse((work / "harness.txt").read_text(), strip="test/"))
+    comparison = Comparison(
+        parse((work / "reference.txt").read_text(), strip=""), parse((work / "harness.txt").read_text(), strip="test/")
+    )
     if not comparison.reference or not comparison.harness:
         print(f"a run gave no results: see {work}/reference.txt and {work}/harness.txt", file=sys.stderr)
         return 1
     print(table("Results by folder", comparison, args.markdown))
-    print(reasons("UNSUPPORTED, reference", comparison.reference, ref_tests.parent.parent / "src/mlir/test",
-                  args.markdown))
+    print(
+        reasons(
+            "UNSUPPORTED, reference", comparison.reference, ref_tests.parent.parent / "src/mlir/test", args.markdown
+        )
+    )
     print(reasons("UNSUPPORTED, harness", comparison.harness, suite / "test", args.markdown))
     named = sorted(n for n, r in comparison.harness.items() if r.toolchain_failure)
     print(f"known toolchain failures named in the harness's reports ({len(named)}):")
-    print("".join(f"  {n} (reference: {comparison.reference[n].code if n in comparison.reference else '-'})\n"
-                  for n in named))
+    print(
+        "".join(
+            f"  {n} (reference: {comparison.reference[n].code if n in comparison.reference else '-'})\n" for n in named
+        )
+    )
     lost = comparison.lost()
     print(f"the reference passes, the harness does not, and no known toolchain failure explains it: {len(lost)}")
     print("".join(f"  {n}: {comparison.harness[n].code}\n" for n in lost))
     print(f"full runs: reference {ref_time:.1f} s, harness {harness_time:.1f} s (lit -j2)\n")
     times = timed_side_by_side(comparison, ref_tests, suite, work, 1 if args.quick else args.repeat)
     rows = [[i + 1, f"{r:.1f} s", f"{h:.1f} s", f"{h / r:.2f}x"] for i, (r, h) in enumerate(times)]
-    print(render(f"Wall time on the {len(comparison.both_run())} tests both run (lit -j2)",
-                 ["run", "reference", "harness", "harness / reference"], rows, args.markdown))
+    print(
+        render(
+            f"Wall time on the {len(comparison.both_run())} tests both run (lit -j2)",
+            ["run", "reference", "harness", "harness / reference"],
+            rows,
+            args.markdown,
+        )
+    )
     return 0
 
 

@@ -38,13 +38,13 @@ TESTS = {
     # A typo: %mlir_inputs eats the front of it.
     "typo.py": "# RUN: %PYTHON -c pass %mlir_inputs_dir\n",
     # Upstream's own typo (Integration/Dialect/Tensor/*-runtime-verification.mlir): lit's %t, then text.
-    "upstream_typo.py": "# RUN: %PYTHON -c \"import sys; print(sys.argv[1])\" %tlir_runner_utils | FileCheck %s\n"
-                        "# CHECK: {{.*}}upstream_typo.py.tmplir_runner_utils\n",
+    "upstream_typo.py": '# RUN: %PYTHON -c "import sys; print(sys.argv[1])" %tlir_runner_utils | FileCheck %s\n'
+    "# CHECK: {{.*}}upstream_typo.py.tmplir_runner_utils\n",
     # Upstream's SparseTensor tests read their inputs through %mlir_src_dir (the fixture copies one).
     "source_dir.py": "# RUN: cat %mlir_src_dir/test/Integration/data/numbers.txt | FileCheck %s\n# CHECK: 1 2 3\n",
     # Upstream collects .c files and compiles them with %host_cc (Integration/Dialect/MemRef/memref_abi.c).
-    "host_cc.c": "// RUN: \"%host_cc\" %s -o %t.exe\n// RUN: %t.exe | FileCheck %s\n// CHECK: from C\n"
-                 "#include <stdio.h>\nint main(void) { puts(\"from C\"); return 0; }\n",
+    "host_cc.c": '// RUN: "%host_cc" %s -o %t.exe\n// RUN: %t.exe | FileCheck %s\n// CHECK: from C\n'
+    '#include <stdio.h>\nint main(void) { puts("from C"); return 0; }\n',
     # Code run on this host with a CPU feature it lacks.
     "cpu_feature.mlir": f"// RUN: %lli --mattr=+{FOREIGN_FEATURE} %s\n",
     "x86vector/switched.py": "# RUN: %PYTHON -c pass\n",
@@ -53,13 +53,13 @@ TESTS = {
     "amdgpu.py": "# REQUIRES: host-supports-amdgpu\n# RUN: %PYTHON -c pass\n",
     # The wheels' MLIR aborts lowering a load of i1 from a memref; upstream's 22.1.8 lowers it.
     "sub_byte_abort.mlir": "// RUN: mlir-opt %s --finalize-memref-to-llvm | FileCheck %s\n// CHECK: llvm.load\n"
-                           "func.func @f(%m: memref<4xi1>, %i: index) -> i1 {\n"
-                           "  %v = memref.load %m[%i] : memref<4xi1>\n  return %v : i1\n}\n",
+    "func.func @f(%m: memref<4xi1>, %i: index) -> i1 {\n"
+    "  %v = memref.load %m[%i] : memref<4xi1>\n  return %v : i1\n}\n",
     # ... and packs i4 elements where upstream's stores each one alone.
     "sub_byte_packing.mlir": "// RUN: mlir-opt %s --finalize-memref-to-llvm | FileCheck %s\n"
-                             "// CHECK: llvm.store %{{.*}}, %{{.*}} : i4, !llvm.ptr\n"
-                             "func.func @f(%m: memref<4xi4>, %v: i4, %i: index) {\n"
-                             "  memref.store %v, %m[%i] : memref<4xi4>\n  return\n}\n",
+    "// CHECK: llvm.store %{{.*}}, %{{.*}} : i4, !llvm.ptr\n"
+    "func.func @f(%m: memref<4xi4>, %v: i4, %i: index) {\n"
+    "  memref.store %v, %m[%i] : memref<4xi4>\n  return\n}\n",
     # Upstream's, for a runtime no wheel ships.
     "missing_library.py": "# RUN: %PYTHON -c pass %mlir_levelzero_runtime\n",
     # A path into an llvm-project checkout: only -D mlir_src_root gives it.
@@ -140,14 +140,20 @@ def test_a_name_upstreams_lit_would_not_expand_either_runs_as_lit_expands_it_wit
     for test in ("half_expanded.py", "typo.py", "upstream_typo.py"):
         assert result(out, test) == "PASS", out
     # In the test's output (lit -a, -v on a failure), and from lit itself.
-    assert ("memref-runtime: warning: line 1: %tlir_runner_utils is no substitution of this suite or of upstream's;"
-            " as upstream's lit, the RUN line runs with %t followed by the text 'lir_runner_utils'; did you mean"
-            " %mlir_runner_utils?") in out
+    assert (
+        "memref-runtime: warning: line 1: %tlir_runner_utils is no substitution of this suite or of upstream's;"
+        " as upstream's lit, the RUN line runs with %t followed by the text 'lir_runner_utils'; did you mean"
+        " %mlir_runner_utils?"
+    ) in out
     assert "warning: memref-runtime: line 1: %tlir_runner_utils is no substitution" in out
-    assert "%mlir_inputs_dir is no substitution of this suite or of upstream's; as upstream's lit, the RUN line" \
-           " runs with %mlir_inputs followed by the text '_dir'" in out
-    assert "%sharedlib is no substitution of this suite or of upstream's; as upstream's lit, the RUN line runs" \
-           " with %s followed by the text 'haredlib'" in out
+    assert (
+        "%mlir_inputs_dir is no substitution of this suite or of upstream's; as upstream's lit, the RUN line"
+        " runs with %mlir_inputs followed by the text '_dir'" in out
+    )
+    assert (
+        "%sharedlib is no substitution of this suite or of upstream's; as upstream's lit, the RUN line runs"
+        " with %s followed by the text 'haredlib'" in out
+    )
 
 
 def test_an_upstream_library_the_toolchain_lacks_fails_naming_where_it_looked(suite):
@@ -164,14 +170,16 @@ def test_source_tree_paths_come_from_a_parameter_else_from_a_copy_of_upstreams_t
     bare = make_lit_suite(tmp_path, {"source_root.py": TESTS["source_root.py"]})
     out = lit(bare, "lit_tests/source_root.py")
     assert result(out, "source_root.py") == "FAIL"
-    assert "%mlir_src_root: upstream's substitution, not defined here: it names a path no installed" \
-           " toolchain knows: pass lit -D mlir_src_root=..." in out
+    assert (
+        "%mlir_src_root: upstream's substitution, not defined here: it names a path no installed"
+        " toolchain knows: pass lit -D mlir_src_root=..." in out
+    )
     out = lit(bare, "-D", "mlir_src_root=/nowhere/llvm-project/mlir", "lit_tests/source_root.py")
     assert result(out, "source_root.py") == "PASS", out
     # The fixture's suite holds one (test/Integration/data): %mlir_src_root is the folder holding it.
     out = lit(suite, "lit_tests/source_root.py")
     assert result(out, "source_root.py") == "FAIL"  # the CHECK line wants the -D path
-    assert f"print(sys.argv[1])\" {suite} " in out, out
+    assert f'print(sys.argv[1])" {suite} ' in out, out
     out = lit(suite, "-D", "mlir_src_root=/nowhere/llvm-project/mlir", "lit_tests/source_root.py")
     assert result(out, "source_root.py") == "PASS", out
 
@@ -227,8 +235,9 @@ def test_features_of_the_python_version_and_of_the_llvm_targets(suite):
 
 @needs_mlir_opt
 def test_a_known_defect_of_the_toolchain_is_named_in_the_failure_report(suite):
-    out = lit(suite, "-D", "test_pass_mlir_opt=none", "lit_tests/sub_byte_abort.mlir",
-              "lit_tests/sub_byte_packing.mlir")
+    out = lit(
+        suite, "-D", "test_pass_mlir_opt=none", "lit_tests/sub_byte_abort.mlir", "lit_tests/sub_byte_packing.mlir"
+    )
     if "integralElementType.getWidth() >= 8" not in out:
         pytest.skip("the suite's mlir-opt does not have the wheels' sub-byte lowering (Debian's, a fixed wheel)")
     for test in ("sub_byte_abort.mlir", "sub_byte_packing.mlir"):
@@ -248,8 +257,9 @@ def test_what_the_note_says_holds_debians_mlir_opt_runs_those_tests(suite):
         path = suite / "lit_tests" / test
         lowered = subprocess.run([DEBIAN_MLIR_OPT, path, "--finalize-memref-to-llvm"], capture_output=True, text=True)
         assert lowered.returncode == 0, lowered.stderr
-        check = subprocess.run([DEBIAN_MLIR_OPT.parent / "FileCheck", path], input=lowered.stdout,
-                               capture_output=True, text=True)
+        check = subprocess.run(
+            [DEBIAN_MLIR_OPT.parent / "FileCheck", path], input=lowered.stdout, capture_output=True, text=True
+        )
         assert check.returncode == 0, check.stderr
 
 

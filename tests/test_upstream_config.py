@@ -70,47 +70,64 @@ def commands(*lines: str) -> list:
 
 
 def test_a_run_line_that_runs_code_needs_its_mattr_features():
-    needed = hardware.required_features(commands(
-        'mlir-opt %s | mlir-translate --mlir-to-llvmir | %lli --entry-function=entry '
-        '--mattr="avx512bw,avx512vp2intersect" --dlopen=%mlir_c_runner_utils | FileCheck %s'))
+    needed = hardware.required_features(
+        commands(
+            "mlir-opt %s | mlir-translate --mlir-to-llvmir | %lli --entry-function=entry "
+            '--mattr="avx512bw,avx512vp2intersect" --dlopen=%mlir_c_runner_utils | FileCheck %s'
+        )
+    )
     assert needed == {"avx512bw": 1, "avx512vp2intersect": 1}
 
 
 def test_what_does_not_run_here_or_turns_a_feature_off_or_is_unknown_needs_nothing():
-    assert hardware.required_features(commands(
-        "mlir-opt %s | llc -mattr=+avx512f",                                       # compiles only
-        "%mcr_aarch64_cmd --march=aarch64 --mattr=+sve -e main",                   # another target
-        "mlir-runner %s -mattr=+foo_bar,-avx512f -e entry",                        # unknown, turned off
-    )) == {}
+    assert (
+        hardware.required_features(
+            commands(
+                "mlir-opt %s | llc -mattr=+avx512f",  # compiles only
+                "%mcr_aarch64_cmd --march=aarch64 --mattr=+sve -e main",  # another target
+                "mlir-runner %s -mattr=+foo_bar,-avx512f -e entry",  # unknown, turned off
+            )
+        )
+        == {}
+    )
 
 
 def test_options_that_emit_a_features_instructions_need_it_where_the_code_runs():
-    line = "mlir-opt %s -test-math-polynomial-approximation=\"enable-avx2\" | mlir-runner -e main"
+    line = 'mlir-opt %s -test-math-polynomial-approximation="enable-avx2" | mlir-runner -e main'
     assert hardware.required_features(commands(line)) == {"avx2": 1}
     assert hardware.required_features(commands(line.split("|")[0])) == {}
 
 
 def test_missing_features_name_what_this_cpu_lacks():
     cpu = hardware.host(X86_CPUINFO, "x86_64")
-    lines = commands("%lli --mattr=avx512bw", "%lli --mattr=\"+amx-tile,+amx-int8\"", "%lli --mattr=+sve")
+    lines = commands("%lli --mattr=avx512bw", '%lli --mattr="+amx-tile,+amx-int8"', "%lli --mattr=+sve")
     assert hardware.missing_features(lines, cpu) == [("amx-tile", 2), ("amx-int8", 2), ("sve", 3)]
     unknown = hardware.Host("x86_64", None)  # no /proc/cpuinfo: only another architecture's features
     assert hardware.missing_features(lines, unknown) == [("sve", 3)]
 
 
 def test_auto_turns_on_the_suites_this_cpu_can_run():
-    x86, amx, arm = (hardware.host(X86_CPUINFO, "x86_64"), hardware.host(AMX_CPUINFO, "x86_64"),
-                     hardware.host(ARM_CPUINFO, "aarch64"))
+    x86, amx, arm = (
+        hardware.host(X86_CPUINFO, "x86_64"),
+        hardware.host(AMX_CPUINFO, "x86_64"),
+        hardware.host(ARM_CPUINFO, "aarch64"),
+    )
     auto = {"hardware_tests": "auto"}
-    assert hardware.switches(auto, x86) == {"mlir_run_x86vector_tests": True, "mlir_run_amx_tests": False,
-                                            "mlir_run_arm_sve_tests": False, "mlir_run_arm_sme_tests": False}
+    assert hardware.switches(auto, x86) == {
+        "mlir_run_x86vector_tests": True,
+        "mlir_run_amx_tests": False,
+        "mlir_run_arm_sve_tests": False,
+        "mlir_run_arm_sme_tests": False,
+    }
     assert hardware.switches(auto, amx)["mlir_run_amx_tests"] is True
     assert hardware.switches(auto, arm)["mlir_run_arm_sve_tests"] is True
     assert hardware.switches(auto, arm)["mlir_run_arm_sme_tests"] is False
     # One switch alone; 1 regardless of the CPU; a switch's own value wins over hardware_tests.
     assert hardware.switches({"mlir_run_amx_tests": "1"}, x86) == {"mlir_run_amx_tests": True}
-    assert hardware.switches({"hardware_tests": "auto", "mlir_run_x86vector_tests": "0"}, x86)[
-        "mlir_run_x86vector_tests"] is False
+    assert (
+        hardware.switches({"hardware_tests": "auto", "mlir_run_x86vector_tests": "0"}, x86)["mlir_run_x86vector_tests"]
+        is False
+    )
     assert hardware.switches({}, amx) == {}  # upstream's default: off, left to the site config
 
 
@@ -123,8 +140,7 @@ def test_a_switch_value_that_means_nothing_is_an_error_naming_it():
 
 
 def test_python_version_features_are_every_version_up_to_the_tests_one():
-    assert capabilities.python_features((3, 11)) == {"python-ge-38", "python-ge-39", "python-ge-310",
-                                                     "python-ge-311"}
+    assert capabilities.python_features((3, 11)) == {"python-ge-38", "python-ge-39", "python-ge-310", "python-ge-311"}
     assert "python-ge-312" not in capabilities.python_features((3, 11))
 
 
@@ -132,8 +148,9 @@ def test_python_version_features_are_every_version_up_to_the_tests_one():
 
 
 def failure(**overrides) -> toolchain_defects.Failure:
-    fields = dict(output="", source="", mlir_opt="/w/mlir-opt", suites_own=True, packs_sub_byte=True,
-                  uses_test_passes=False)
+    fields = dict(
+        output="", source="", mlir_opt="/w/mlir-opt", suites_own=True, packs_sub_byte=True, uses_test_passes=False
+    )
     return toolchain_defects.Failure(**{**fields, **overrides})
 
 

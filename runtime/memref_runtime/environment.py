@@ -76,7 +76,7 @@ VARIABLES = {
     FILECHECK_OPTS: "FileCheck's extra options; MLIR's own defaults when unset",
     MLIR_LIT_PYTHONPATH: "as in MLIR's own lit config: folders put on the tests' PYTHONPATH",
     MLIR_GENERATE_PATTERN_CATALOG: "as in MLIR's own lit config: mlir-opt logs the patterns it applies "
-                                   "(--debug-only=pattern-logging-listener) and FileCheck dumps its input",
+    "(--debug-only=pattern-logging-listener) and FileCheck dumps its input",
     LIT_USE_INTERNAL_SHELL: "as in LLVM's lit configs: 0 runs the RUN lines in the external shell (default: lit's own)",
     PYTEST_CURRENT_TEST: "pytest's id of the running test (read for the command a check_against failure prints)",
 }

@@ -166,10 +166,12 @@ def discover(suite: Suite) -> None:
     config.name = options.name or (preset if preset not in (None, "<unnamed>") else os.path.basename(root))
     config.suffixes = list(options.suffixes)
     config.test_source_root = root
-    config.excludes = discovery.excludes(root, options.test_dirs, suite.inputs,
-                                         list(getattr(config, "excludes", [])) + list(options.excludes))
-    config.test_exec_root = discovery.exec_root(suite.params.get("exec_root"), getattr(config, "test_exec_root", None),
-                                                root, suite.fatal)
+    config.excludes = discovery.excludes(
+        root, options.test_dirs, suite.inputs, list(getattr(config, "excludes", [])) + list(options.excludes)
+    )
+    config.test_exec_root = discovery.exec_root(
+        suite.params.get("exec_root"), getattr(config, "test_exec_root", None), root, suite.fatal
+    )
     # As LLVM's lit configs: lit's internal shell unless LIT_USE_INTERNAL_SHELL says otherwise.
     internal = os.environ.get(environment.LIT_USE_INTERNAL_SHELL)
     config.test_format = MemrefRuntimeShTest(execute_external=bool(internal) and not lit.util.pythonize_bool(internal))
@@ -195,10 +197,12 @@ def choose_interpreter(suite: Suite) -> None:
     suite.mlir_python_path = path
     # Ahead of site-packages: the site hook, the suite's own folders, memref_runtime where it is
     # not installed (a source tree), a build tree's MLIR, then what lit's environment had.
-    suite.test_pythonpath = ([SITE_HOOK] + [_under(suite.root, p) for p in suite.options.pythonpath]
-                             + ([PACKAGE_PARENT] if _package_parent_needed() else [])
-                             + [p for p in (path, os.environ.get(environment.MLIR_LIT_PYTHONPATH),
-                                            os.environ.get("PYTHONPATH")) if p])
+    suite.test_pythonpath = (
+        [SITE_HOOK]
+        + [_under(suite.root, p) for p in suite.options.pythonpath]
+        + ([PACKAGE_PARENT] if _package_parent_needed() else [])
+        + [p for p in (path, os.environ.get(environment.MLIR_LIT_PYTHONPATH), os.environ.get("PYTHONPATH")) if p]
+    )
 
 
 def probe_interpreter(suite: Suite) -> None:

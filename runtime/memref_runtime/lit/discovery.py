@@ -24,9 +24,20 @@ from typing import NoReturn
 DEFAULT_SUFFIXES = (".py", ".mlir", ".c", ".ll", ".td", ".toy", ".tc", ".yaml", ".test", ".pdll", ".spvasm")
 # Never tests: lit's and CMake's files, the harness's own folders, and what upstream's lit.cfg.py
 # excludes (`Inputs/` folders hold the inputs of the tests next to them).
-ALWAYS_EXCLUDED = ("lit.cfg.py", "lit.site.cfg.py", "lit.site.cfg.py.in", "lit.local.cfg", "CMakeLists.txt",
-                   "Output", "__pycache__", "README.md", "README.txt", "LICENSE.txt", "Inputs",
-                   "get_darwin_real_python.py")
+ALWAYS_EXCLUDED = (
+    "lit.cfg.py",
+    "lit.site.cfg.py",
+    "lit.site.cfg.py.in",
+    "lit.local.cfg",
+    "CMakeLists.txt",
+    "Output",
+    "__pycache__",
+    "README.md",
+    "README.txt",
+    "LICENSE.txt",
+    "Inputs",
+    "get_darwin_real_python.py",
+)
 
 
 def excludes(source_root: str, test_dirs: Iterable[str] | None, inputs: str | None, more: Iterable[str]) -> list[str]:

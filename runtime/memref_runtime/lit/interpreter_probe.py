@@ -54,10 +54,13 @@ def main(bindings: str) -> None:
     from memref_runtime.jit.lowering import DEFAULT_PIPELINE
 
     found = {
-        "machine": platform.machine(), "scripts_dir": sysconfig.get_path("scripts"),
+        "machine": platform.machine(),
+        "scripts_dir": sysconfig.get_path("scripts"),
         "python_version": list(sys.version_info[:2]),
-        "bindings_dirs": package_dirs(bindings), "llvm_dirs": package_dirs("llvm"),
-        "has_ml_dtypes": has("ml_dtypes"), "has_filecheck": has("filecheck"),
+        "bindings_dirs": package_dirs(bindings),
+        "llvm_dirs": package_dirs("llvm"),
+        "has_ml_dtypes": has("ml_dtypes"),
+        "has_filecheck": has("filecheck"),
         # The array frameworks a test may hand to JIT code (found, not imported: torch takes seconds).
         "has_torch": has("torch"),
         "has_jax": has("jax", "jaxlib"),

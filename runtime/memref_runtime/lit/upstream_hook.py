@@ -99,8 +99,10 @@ class UpstreamHook:
                 additions.append(before)
         if not additions:
             return None
-        return Before(substitutions=[s for b in additions for s in b.substitutions],
-                      preamble=[p for b in additions for p in b.preamble])
+        return Before(
+            substitutions=[s for b in additions for s in b.substitutions],
+            preamble=[p for b in additions for p in b.preamble],
+        )
 
     # -- 1. features of the LLVM in use for this kind of test ----------------------------
 
@@ -157,27 +159,38 @@ class UpstreamHook:
             # %t2, %t_out, %s_copy: lit's path substitution and text that is not a letter.
             return len(name) > 2 and name[1] in _PATH_LETTERS and not name[2].isalpha()
 
-        unknown = [(number, name) for number, command in commands
-                   for name in dict.fromkeys(SUBSTITUTION_NAME.findall(command)) if not known(name)]
+        unknown = [
+            (number, name)
+            for number, command in commands
+            for name in dict.fromkeys(SUBSTITUTION_NAME.findall(command))
+            if not known(name)
+        ]
         unavailable = [self.setup.unavailable[name] for _, name in unknown if name in self.setup.unavailable]
         if unavailable:
             return self.unsupported(unavailable[0])
-        problems = [f"  line {n}: {name}: upstream's substitution, not defined here: {self.setup.missing[name]}"
-                    for n, name in unknown if name in self.setup.missing]
+        problems = [
+            f"  line {n}: {name}: upstream's substitution, not defined here: {self.setup.missing[name]}"
+            for n, name in unknown
+            if name in self.setup.missing
+        ]
         if problems:
-            output = ("memref-runtime: a RUN line names a substitution of upstream's that this toolchain cannot give,"
-                      " so the test fails here instead:\n" + "\n".join(problems) + "\n")
+            output = (
+                "memref-runtime: a RUN line names a substitution of upstream's that this toolchain cannot give,"
+                " so the test fails here instead:\n" + "\n".join(problems) + "\n"
+            )
             return Before(result=lit.Test.Result(lit.Test.FAIL, output))
         warnings = [f"line {n}: {self.explain(name, plain)}" for n, name in unknown]
         return self.warn(warnings) if warnings else None
 
     def explain(self, name: str, plain: set) -> str:
         front = max((k for k in plain if name.startswith(k) and k != name), key=len, default=None)
-        did = f"{front} followed by the text {name[len(front):]!r}" if front else "itself: lit leaves it as it is"
+        did = f"{front} followed by the text {name[len(front) :]!r}" if front else "itself: lit leaves it as it is"
         likely = difflib.get_close_matches(name, [k for k in plain if k.startswith("%") and len(k) > 3], n=1)
         meant = f"; did you mean {likely[0]}?" if likely else ""
-        return (f"{name} is no substitution of this suite or of upstream's; as upstream's lit, the RUN line runs"
-                f" with {did}{meant}")
+        return (
+            f"{name} is no substitution of this suite or of upstream's; as upstream's lit, the RUN line runs"
+            f" with {did}{meant}"
+        )
 
     def warn(self, warnings: list) -> Before:
         """The test runs; its output (lit -a) starts with the warnings, and lit prints them too."""
@@ -198,7 +211,8 @@ class UpstreamHook:
         names = ", ".join(f"{feature} (RUN line {line})" for feature, line in missing)
         return self.unsupported(
             f"runs code on this host that needs the CPU feature{'s' if len(missing) > 1 else ''} {names}, "
-            f"which this CPU ({cpu.family}) lacks")
+            f"which this CPU ({cpu.family}) lacks"
+        )
 
     # -- 3. tools ----------------------------------------------------------------------------
 
@@ -296,20 +310,31 @@ class UpstreamHook:
         setup = self.setup
         commands = self.expanded_run_lines(test) or []
         needed = self.test_options(commands)
-        rerouted = setup.mlir_opt is not None and bool(needed - setup.mlir_opt.test_options) and any(
-            needed <= alternative.test_options for alternative in setup.test_pass_alternatives)
+        rerouted = (
+            setup.mlir_opt is not None
+            and bool(needed - setup.mlir_opt.test_options)
+            and any(needed <= alternative.test_options for alternative in setup.test_pass_alternatives)
+        )
         suites_own = setup.mlir_opt is not None and not rerouted
         try:
             with open(test.getSourcePath(), errors="replace") as f:
                 source = f.read()
         except OSError:
             source = ""
-        packs = (suites_own and toolchain_defects.SUB_BYTE_MEMREF.search(source) is not None
-                 and packs_sub_byte(setup.mlir_opt.path))
+        packs = (
+            suites_own
+            and toolchain_defects.SUB_BYTE_MEMREF.search(source) is not None
+            and packs_sub_byte(setup.mlir_opt.path)
+        )
         return toolchain_defects.Failure(
-            output=result.output or "", source=source, mlir_opt=setup.mlir_opt.path if setup.mlir_opt else None,
-            suites_own=suites_own, packs_sub_byte=packs, uses_test_passes=bool(needed),
-            llvm_version=setup.tools_version or "22.1.8")
+            output=result.output or "",
+            source=source,
+            mlir_opt=setup.mlir_opt.path if setup.mlir_opt else None,
+            suites_own=suites_own,
+            packs_sub_byte=packs,
+            uses_test_passes=bool(needed),
+            llvm_version=setup.tools_version or "22.1.8",
+        )
 
 
 @functools.cache

@@ -82,14 +82,27 @@ PARAMETER_SUBSTITUTIONS = {
 }
 COMPILERS = {"host_cc": "a C compiler", "host_cxx": "a C++ compiler"}
 # lit.llvm's use_default_substitutions(): lit's own interpreter and the system's error messages.
-ERRC_SUBSTITUTIONS = {"%errc_ENOENT": errno.ENOENT, "%errc_EISDIR": errno.EISDIR, "%errc_EINVAL": errno.EINVAL,
-                      "%errc_EACCES": errno.EACCES}
+ERRC_SUBSTITUTIONS = {
+    "%errc_ENOENT": errno.ENOENT,
+    "%errc_EISDIR": errno.EISDIR,
+    "%errc_EINVAL": errno.EINVAL,
+    "%errc_EACCES": errno.EACCES,
+}
 
 # Environment switches of LLVM/MLIR that change what a test does, passed from lit's own
 # environment to the tests (lit passes FILECHECK_OPTS itself; listed so that it stays so).
 # HOME, INCLUDE, LIB, TMP and TEMP: what MLIR's lit.cfg.py passes with with_system_environment().
-PASSED_ENVIRONMENT = (environment.FILECHECK_OPTS, "LLVM_SYMBOLIZER_PATH", "LLVM_PROFILE_FILE",
-                      environment.MLIR_LIT_PYTHONPATH, "HOME", "INCLUDE", "LIB", "TMP", "TEMP")
+PASSED_ENVIRONMENT = (
+    environment.FILECHECK_OPTS,
+    "LLVM_SYMBOLIZER_PATH",
+    "LLVM_PROFILE_FILE",
+    environment.MLIR_LIT_PYTHONPATH,
+    "HOME",
+    "INCLUDE",
+    "LIB",
+    "TMP",
+    "TEMP",
+)
 # What MLIR's own lit.cfg.py sets when the environment does not: FileCheck scopes variables
 # to a CHECK-LABEL block, and a --check-prefixes entry no line uses is an error.
 MLIR_FILECHECK_OPTS = "-enable-var-scope --allow-unused-prefixes=false"
@@ -97,8 +110,11 @@ MLIR_FILECHECK_OPTS = "-enable-var-scope --allow-unused-prefixes=false"
 # (the first one set wins, as there).
 TOOL_FLAGS_BY_ENVIRONMENT = (
     (environment.MLIR_OPT_CHECK_IR_ROUNDTRIP, " --verify-roundtrip", ""),
-    (environment.MLIR_GENERATE_PATTERN_CATALOG, " --debug-only=pattern-logging-listener --mlir-disable-threading",
-     " --dump-input=always"),
+    (
+        environment.MLIR_GENERATE_PATTERN_CATALOG,
+        " --debug-only=pattern-logging-listener --mlir-disable-threading",
+        " --dump-input=always",
+    ),
 )
 
 # A same-version mlir-opt with MLIR's test passes (registerTestPasses) lists this one.
@@ -304,8 +320,11 @@ def _source_roots(params, suite_root: str) -> dict:
     %mlir_src_dir) and the host compilers; `test_copy` where the suite's folder is upstream's test/."""
     given = params.get("mlir_src_root")
     found = source_tree.source_root(suite_root)
-    roots = {"mlir_src_root": given or (found.root if found.holds_copy else None),
-             "mlir_src_dir": given or found.root, "test_copy": None if given else found.test_copy}
+    roots = {
+        "mlir_src_root": given or (found.root if found.holds_copy else None),
+        "mlir_src_dir": given or found.root,
+        "test_copy": None if given else found.test_copy,
+    }
     if given:
         roots["llvm_src_root"] = os.path.join(os.path.dirname(os.path.abspath(given)), "llvm")
     roots.update({k: params[k] for k in ("llvm_src_root",) if k in params})
@@ -313,8 +332,17 @@ def _source_roots(params, suite_root: str) -> dict:
     return roots
 
 
-def add_substitutions(config, setup: UpstreamSetup, params, *, lib_dirs: list, library_dir: str | None,
-                      tools: dict, libraries: dict, suite_root: str) -> None:
+def add_substitutions(
+    config,
+    setup: UpstreamSetup,
+    params,
+    *,
+    lib_dirs: list,
+    library_dir: str | None,
+    tools: dict,
+    libraries: dict,
+    suite_root: str,
+) -> None:
     """Upstream's substitutions the suite does not define yet (RUNTIME_LIBRARIES and the tables below it)."""
     subs = _Substitutions(config, setup)
     where = ", ".join(lib_dirs) or "no library folder (no runner-utils library was found)"
@@ -339,20 +367,34 @@ def add_substitutions(config, setup: UpstreamSetup, params, *, lib_dirs: list, l
     for key, param in PARAMETER_SUBSTITUTIONS.items():
         if param in COMPILERS and roots.get(param) is None:
             if key not in subs.defined:
-                setup.unavailable[key] = (f"needs {COMPILERS[param]} ({key}): none was found "
-                                          f"({', '.join(source_tree.SYSTEM_COMPILERS[param])} on PATH); "
-                                          f"pass lit -D {param}=PATH")
+                setup.unavailable[key] = (
+                    f"needs {COMPILERS[param]} ({key}): none was found "
+                    f"({', '.join(source_tree.SYSTEM_COMPILERS[param])} on PATH); "
+                    f"pass lit -D {param}=PATH"
+                )
             continue
-        subs.add(key, roots.get(param) and quoted(roots[param]),
-                 f"it names a path no installed toolchain knows: pass lit -D {param}=...")
+        subs.add(
+            key,
+            roots.get(param) and quoted(roots[param]),
+            f"it names a path no installed toolchain knows: pass lit -D {param}=...",
+        )
     subs.add("%PATH%", config.environment.get("PATH", ""), "")
     subs.add("%python", quoted(sys.executable), "")
     for key, code in ERRC_SUBSTITUTIONS.items():
         subs.add(key, f"'{os.strerror(code)}'", "")
 
 
-def add_features(config, lit_config, setup: UpstreamSetup, *, tools: dict, llvm_tools_dirs: list,
-                 bindings_tool: str | None, bindings_llvm_dirs: list, python_version: tuple | None) -> LLVMBuild:
+def add_features(
+    config,
+    lit_config,
+    setup: UpstreamSetup,
+    *,
+    tools: dict,
+    llvm_tools_dirs: list,
+    bindings_tool: str | None,
+    bindings_llvm_dirs: list,
+    python_version: tuple | None,
+) -> LLVMBuild:
     """Features, as LLVM's lit config adds them, from the LLVM of the tools (.mlir tests and the
     suite as a whole) and of the bindings (.py tests), with the GPU targets each was built with
     and the tests' Python version (python-ge-3NN); returns the bindings' LLVM build."""
@@ -364,8 +406,9 @@ def add_features(config, lit_config, setup: UpstreamSetup, *, tools: dict, llvm_
     lit.llvm.initialize(lit_config, config)  # system-*, host=/target=, native, ...; llvm_config
     tools_opt = tools.get("mlir-opt") or bindings_tool
     setup.tools_features = build_features(lit_config, tools_build) | capabilities.gpu_target_features(tools_opt)
-    setup.bindings_features = (build_features(lit_config, bindings_build)
-                               | capabilities.gpu_target_features(bindings_tool or tools_opt))
+    setup.bindings_features = build_features(lit_config, bindings_build) | capabilities.gpu_target_features(
+        bindings_tool or tools_opt
+    )
     config.available_features.update(setup.tools_features)
     if python_version:
         config.available_features.update(capabilities.python_features(python_version))
@@ -384,7 +427,8 @@ def pass_environment(config, setup: UpstreamSetup, filecheck: str | None) -> Non
             config.environment[variable] = os.environ[variable]
     config.environment.setdefault(environment.FILECHECK_OPTS, MLIR_FILECHECK_OPTS)
     _, opt_flags, filecheck_flags = next(
-        (entry for entry in TOOL_FLAGS_BY_ENVIRONMENT if entry[0] in os.environ), (None, "", ""))
+        (entry for entry in TOOL_FLAGS_BY_ENVIRONMENT if entry[0] in os.environ), (None, "", "")
+    )
     setup.mlir_opt_flags = opt_flags
     from lit.llvm.subst import ToolSubst
 
@@ -406,10 +450,20 @@ def find_test_passes(config, setup: UpstreamSetup, params, bindings_build: LLVMB
         config.available_features.add("mlir-test-passes")
 
 
-def configure(config, lit_config, *, lib_dirs: list, library_dir: str | None, tools: dict,
-              llvm_tools_dirs: list, bindings_tool: str | None, bindings_llvm_dirs: list,
-              libraries: dict | None = None, suite_root: str | None = None,
-              python_version: tuple | None = None) -> UpstreamSetup:
+def configure(
+    config,
+    lit_config,
+    *,
+    lib_dirs: list,
+    library_dir: str | None,
+    tools: dict,
+    llvm_tools_dirs: list,
+    bindings_tool: str | None,
+    bindings_llvm_dirs: list,
+    libraries: dict | None = None,
+    suite_root: str | None = None,
+    python_version: tuple | None = None,
+) -> UpstreamSetup:
     """Add upstream's substitutions and features to `config`; return what the before hook needs.
 
     `lib_dirs`: where runtime libraries are looked for, first hit wins; `library_dir`: the
@@ -423,11 +477,26 @@ def configure(config, lit_config, *, lib_dirs: list, library_dir: str | None, to
     setup = UpstreamSetup(tools=dict(tools), cpu=hardware.host())
     lib_dirs = [d for d in lib_dirs if d and os.path.isdir(d)]
     setup.library_dir = library_dir or next(iter(lib_dirs), None)
-    add_substitutions(config, setup, params, lib_dirs=lib_dirs, library_dir=setup.library_dir, tools=tools,
-                      libraries=libraries or {}, suite_root=suite_root or os.getcwd())
-    bindings_build = add_features(config, lit_config, setup, tools=tools, llvm_tools_dirs=llvm_tools_dirs,
-                                  bindings_tool=bindings_tool, bindings_llvm_dirs=bindings_llvm_dirs,
-                                  python_version=python_version)
+    add_substitutions(
+        config,
+        setup,
+        params,
+        lib_dirs=lib_dirs,
+        library_dir=setup.library_dir,
+        tools=tools,
+        libraries=libraries or {},
+        suite_root=suite_root or os.getcwd(),
+    )
+    bindings_build = add_features(
+        config,
+        lit_config,
+        setup,
+        tools=tools,
+        llvm_tools_dirs=llvm_tools_dirs,
+        bindings_tool=bindings_tool,
+        bindings_llvm_dirs=bindings_llvm_dirs,
+        python_version=python_version,
+    )
     setup.mlir_opt = probe_mlir_opt(tools.get("mlir-opt"))
     pass_environment(config, setup, tools.get("FileCheck"))
     find_test_passes(config, setup, params, bindings_build)

@@ -22,19 +22,52 @@ from dataclasses import dataclass
 
 # LLVM's feature name -> (the architecture family it belongs to, its name in /proc/cpuinfo).
 CPU_FEATURES = {
-    **{name: ("x86_64", flag) for name, flag in {
-        "sse4.1": "sse4_1", "sse4.2": "sse4_2", "avx": "avx", "avx2": "avx2", "fma": "fma", "f16c": "f16c",
-        "avx512f": "avx512f", "avx512bw": "avx512bw", "avx512dq": "avx512dq", "avx512vl": "avx512vl",
-        "avx512cd": "avx512cd", "avx512ifma": "avx512ifma", "avx512vbmi": "avx512vbmi",
-        "avx512vbmi2": "avx512_vbmi2", "avx512vnni": "avx512_vnni", "avx512bitalg": "avx512_bitalg",
-        "avx512vpopcntdq": "avx512_vpopcntdq", "avx512bf16": "avx512_bf16", "avx512fp16": "avx512_fp16",
-        "avx512vp2intersect": "avx512_vp2intersect", "avxvnni": "avx_vnni",
-        "amx-tile": "amx_tile", "amx-int8": "amx_int8", "amx-bf16": "amx_bf16", "amx-fp16": "amx_fp16",
-    }.items()},
-    **{name: ("aarch64", flag) for name, flag in {
-        "neon": "asimd", "fp16": "fphp", "dotprod": "asimddp", "i8mm": "i8mm", "bf16": "bf16", "sve": "sve",
-        "sve2": "sve2", "sme": "sme", "sme2": "sme2", "sme-f64f64": "smef64f64", "sme-i16i64": "smei16i64",
-    }.items()},
+    **{
+        name: ("x86_64", flag)
+        for name, flag in {
+            "sse4.1": "sse4_1",
+            "sse4.2": "sse4_2",
+            "avx": "avx",
+            "avx2": "avx2",
+            "fma": "fma",
+            "f16c": "f16c",
+            "avx512f": "avx512f",
+            "avx512bw": "avx512bw",
+            "avx512dq": "avx512dq",
+            "avx512vl": "avx512vl",
+            "avx512cd": "avx512cd",
+            "avx512ifma": "avx512ifma",
+            "avx512vbmi": "avx512vbmi",
+            "avx512vbmi2": "avx512_vbmi2",
+            "avx512vnni": "avx512_vnni",
+            "avx512bitalg": "avx512_bitalg",
+            "avx512vpopcntdq": "avx512_vpopcntdq",
+            "avx512bf16": "avx512_bf16",
+            "avx512fp16": "avx512_fp16",
+            "avx512vp2intersect": "avx512_vp2intersect",
+            "avxvnni": "avx_vnni",
+            "amx-tile": "amx_tile",
+            "amx-int8": "amx_int8",
+            "amx-bf16": "amx_bf16",
+            "amx-fp16": "amx_fp16",
+        }.items()
+    },
+    **{
+        name: ("aarch64", flag)
+        for name, flag in {
+            "neon": "asimd",
+            "fp16": "fphp",
+            "dotprod": "asimddp",
+            "i8mm": "i8mm",
+            "bf16": "bf16",
+            "sve": "sve",
+            "sve2": "sve2",
+            "sme": "sme",
+            "sme2": "sme2",
+            "sme-f64f64": "smef64f64",
+            "sme-i16i64": "smei16i64",
+        }.items()
+    },
 }
 ARCH_FAMILY = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64"}
 
@@ -49,7 +82,8 @@ SWITCH_VALUES = ("auto", "1", "0")
 
 # Tools that run the code they are given on this host (bare, or as upstream's substitutions).
 EXECUTING_TOOL = re.compile(
-    r"(?<![\w/.-])(?:lli|mlir-runner|mlir-cpu-runner|%lli|%mcr_aarch64_cmd|%mlir_runner)(?![\w-])")
+    r"(?<![\w/.-])(?:lli|mlir-runner|mlir-cpu-runner|%lli|%mcr_aarch64_cmd|%mlir_runner)(?![\w-])"
+)
 MATTR = re.compile(r"(?<![\w-])--?mattr[= ]\s*(\"[^\"]*\"|'[^']*'|\S+)")
 # Code generated for another target (an emulator runs it, or nothing does): not this CPU's business.
 OTHER_TARGET = re.compile(r"(?<![\w-])--?(?:march|mtriple)[= ]")

@@ -110,8 +110,10 @@ def site_attributes(setup, python: str, llvm_tools_dir: str | None, mlir_opt: st
     UpstreamSetup) and the tools found, else DEFAULT_BUILD's."""
     build = setup.tools_build
     # What CMake derives from the targets LLVM was built with (capabilities.py probed them).
-    gpu = {"run_nvptx_tests": "host-supports-nvptx" in setup.tools_features,
-           "run_rocm_tests": "host-supports-amdgpu" in setup.tools_features}
+    gpu = {
+        "run_nvptx_tests": "host-supports-nvptx" in setup.tools_features,
+        "run_rocm_tests": "host-supports-amdgpu" in setup.tools_features,
+    }
     # The SPIR-V CPU runner's tests need its runtime library and -test-spirv-cpu-runner-pipeline
     # (provided from public passes where the suite's mlir-opt lacks it).
     spirv_cpu = "%mlir_spirv_cpu_runtime" not in setup.missing
@@ -128,14 +130,20 @@ def site_attributes(setup, python: str, llvm_tools_dir: str | None, mlir_opt: st
         "host_arch": platform.machine(),
         "enable_assertions": bool(build.asserts),
         "python_executable": python,
-        "llvm_tools_dir": llvm_tools_dir, "mlir_tools_dir": mlir_tools_dir,
-        "llvm_shlib_ext": SHLIB_EXT, "llvm_shlib_dir": setup.library_dir, "mlir_lib_dir": setup.library_dir,
-        "mlir_obj_root": prefix, "mlir_cmake_dir": cmake_dir if cmake_dir and os.path.isdir(cmake_dir) else None,
+        "llvm_tools_dir": llvm_tools_dir,
+        "mlir_tools_dir": mlir_tools_dir,
+        "llvm_shlib_ext": SHLIB_EXT,
+        "llvm_shlib_dir": setup.library_dir,
+        "mlir_lib_dir": setup.library_dir,
+        "mlir_obj_root": prefix,
+        "mlir_cmake_dir": cmake_dir if cmake_dir and os.path.isdir(cmake_dir) else None,
         "mlir_src_root": roots.get("mlir_src_root") or roots.get("mlir_src_dir"),
         "llvm_src_root": roots.get("llvm_src_root"),
-        "host_cc": roots.get("host_cc") or "", "host_cxx": roots.get("host_cxx") or "",
+        "host_cc": roots.get("host_cc") or "",
+        "host_cxx": roots.get("host_cxx") or "",
         "host_cmake": shutil.which("cmake") or "",
-        **gpu, "enable_spirv_cpu_runner": spirv_cpu and mlir_opt is not None,
+        **gpu,
+        "enable_spirv_cpu_runner": spirv_cpu and mlir_opt is not None,
     }
 
 

@@ -55,8 +55,11 @@ def source_root(suite_root: str) -> SourceRoot:
             break
         folder = os.path.dirname(folder)
     if _is_test_copy(suite_root):
-        return SourceRoot(suite_root, test_copy=suite_root,
-                          how=f"the suite's folder, a copy of upstream's test/ ({TEST_DATA} is in it)")
+        return SourceRoot(
+            suite_root,
+            test_copy=suite_root,
+            how=f"the suite's folder, a copy of upstream's test/ ({TEST_DATA} is in it)",
+        )
     return SourceRoot(suite_root, how="the suite's own folder (no copy of upstream's test/ with Integration/data)")
 
 

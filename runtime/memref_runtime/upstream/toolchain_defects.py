@@ -40,13 +40,17 @@ class Failure:
 def sub_byte_defect(failure: Failure) -> str | None:
     """The wheel's sub-byte memref lowering: its abort, or (most likely) its packing."""
     if SUB_BYTE_ABORT.search(failure.output):
-        what = ("it aborted on the known assertion `integralElementType.getWidth() >= 8` (MemRefToLLVM.cpp): "
-                "the wheels' MLIR refuses memref loads and stores of some sub-byte integer types (i1 ...) that "
-                "upstream's 22.1.8 lowers")
+        what = (
+            "it aborted on the known assertion `integralElementType.getWidth() >= 8` (MemRefToLLVM.cpp): "
+            "the wheels' MLIR refuses memref loads and stores of some sub-byte integer types (i1 ...) that "
+            "upstream's 22.1.8 lowers"
+        )
     elif failure.suites_own and failure.packs_sub_byte and SUB_BYTE_MEMREF.search(failure.source):
-        what = ("most likely: the test stores into memrefs of sub-byte integers (i1 to i7), which this mlir-opt "
-                f"({failure.mlir_opt}) packs several to a byte where upstream's 22.1.8 gives each element a byte "
-                "of its own, so code that reads those bytes sees other values")
+        what = (
+            "most likely: the test stores into memrefs of sub-byte integers (i1 to i7), which this mlir-opt "
+            f"({failure.mlir_opt}) packs several to a byte where upstream's 22.1.8 gives each element a byte "
+            "of its own, so code that reads those bytes sees other values"
+        )
     else:
         return None
     version = failure.llvm_version
@@ -54,12 +58,16 @@ def sub_byte_defect(failure: Failure) -> str | None:
     prefix = f"/usr/lib/llvm-{major}"
     cmake = f"the CMake route (README: In an LLVM-style build: -DMLIR_DIR={prefix}/lib/cmake/mlir)"
     if failure.uses_test_passes:
-        instead = (f"lit -D test_pass_mlir_opt={prefix}/bin/mlir-opt runs this test's mlir-opt commands with it, "
-                   f"or {cmake} runs the whole suite with it")
+        instead = (
+            f"lit -D test_pass_mlir_opt={prefix}/bin/mlir-opt runs this test's mlir-opt commands with it, "
+            f"or {cmake} runs the whole suite with it"
+        )
     else:
         instead = f"{cmake} runs the suite with it"
-    return (f"{MARKER}, not of this test: {what}. Debian's {version} mlir-opt (package mlir-{major}-tools) "
-            f"runs it as upstream's does: {instead}.")
+    return (
+        f"{MARKER}, not of this test: {what}. Debian's {version} mlir-opt (package mlir-{major}-tools) "
+        f"runs it as upstream's does: {instead}."
+    )
 
 
 # Each takes a Failure and returns the note for its report, or None.

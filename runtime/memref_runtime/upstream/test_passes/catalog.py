@@ -78,8 +78,9 @@ def spirv_cpu_runner(options: dict) -> list:
 
 
 PASSES = (
-    ProvidedPass("test-lower-to-llvm", MODULE, (Option("reassociate-fp-reductions", bool, False),),
-             pipeline=lower_to_llvm),
+    ProvidedPass(
+        "test-lower-to-llvm", MODULE, (Option("reassociate-fp-reductions", bool, False),), pipeline=lower_to_llvm
+    ),
     ProvidedPass("test-spirv-cpu-runner-pipeline", MODULE, pipeline=spirv_cpu_runner),
     ProvidedPass("test-transform-dialect-erase-schedule", MODULE, implementation="erase_schedule"),
     ProvidedPass(
