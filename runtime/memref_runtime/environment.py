@@ -40,6 +40,9 @@ LIT_CURRENT_TESTCASE = "LIT_CURRENT_TESTCASE"
 EXPECTED_CRASH = "LLVM_DISABLE_SYMBOLIZATION"
 MLIR_OPT_CHECK_IR_ROUNDTRIP = "MLIR_OPT_CHECK_IR_ROUNDTRIP"
 FILECHECK_OPTS = "FILECHECK_OPTS"
+MLIR_LIT_PYTHONPATH = "MLIR_LIT_PYTHONPATH"
+MLIR_GENERATE_PATTERN_CATALOG = "MLIR_GENERATE_PATTERN_CATALOG"
+LIT_USE_INTERNAL_SHELL = "LIT_USE_INTERNAL_SHELL"
 PYTEST_CURRENT_TEST = "PYTEST_CURRENT_TEST"
 
 # name -> what it means: docs/lit-config.md's table of the environment is made from this one.
@@ -71,5 +74,9 @@ VARIABLES = {
     EXPECTED_CRASH: "set by `not --crash`: the command is meant to crash, so it runs in a fresh interpreter",
     MLIR_OPT_CHECK_IR_ROUNDTRIP: "as in MLIR's own lit config: every mlir-opt run adds --verify-roundtrip",
     FILECHECK_OPTS: "FileCheck's extra options; MLIR's own defaults when unset",
+    MLIR_LIT_PYTHONPATH: "as in MLIR's own lit config: folders put on the tests' PYTHONPATH",
+    MLIR_GENERATE_PATTERN_CATALOG: "as in MLIR's own lit config: mlir-opt logs the patterns it applies "
+    "(--debug-only=pattern-logging-listener) and FileCheck dumps its input",
+    LIT_USE_INTERNAL_SHELL: "as in LLVM's lit configs: 0 runs the RUN lines in the external shell (default: lit's own)",
     PYTEST_CURRENT_TEST: "pytest's id of the running test (read for the command a check_against failure prints)",
 }

@@ -85,33 +85,36 @@ def cached(kind: str, key: dict, compute: Callable[[], Any], depends_on: Callabl
 _answered: dict = {}
 
 
-def tool_output(args: list, timeout: int = 60) -> str:
-    """stdout + stderr of `args` (a tool's --version or --help), "" if it cannot run; cached
-    while the tool's executable is unchanged, and asked once per process."""
+def tool_output(args: list, timeout: int = 60, stdin: str | None = None) -> str:
+    """stdout + stderr of `args` (a tool's --version or --help, or what it makes of `stdin`), ""
+    if it cannot run; cached while the tool's executable is unchanged, and asked once per process."""
     tool = os.path.realpath(args[0])
-    key = (tool, str(stamp(tool)), *args[1:])
+    key = (tool, str(stamp(tool)), stdin, *args[1:])
     if key not in _answered:
-        answer = _tool_output(tool, args, timeout)
+        answer = _tool_output(tool, args, timeout, stdin)
         if answer is None:
             return ""  # timed out: not remembered
         _answered[key] = answer
     return _answered[key]
 
 
-def _tool_output(tool: str, args: list, timeout: int) -> str | None:
+def _tool_output(tool: str, args: list, timeout: int, stdin: str | None) -> str | None:
     """What the disk cache holds (or running `args` gives) for `tool`, args[0] resolved; None
     when the tool ran out of time."""
 
     def run() -> dict | None:
         try:
-            out = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
+            out = subprocess.run(args, capture_output=True, text=True, timeout=timeout, input=stdin)
         except subprocess.TimeoutExpired:
             return None  # a busy machine, not an answer: ask again next time
         except OSError:
             return {"output": ""}
         return {"output": out.stdout + out.stderr}
 
-    answer = cached("tool", {"args": [tool] + list(args[1:])}, run, lambda answer: [tool])
+    key: dict = {"args": [tool] + list(args[1:])}
+    if stdin is not None:
+        key["stdin"] = stdin
+    answer = cached("tool", key, run, lambda answer: [tool])
     return answer["output"] if answer else None
 
 

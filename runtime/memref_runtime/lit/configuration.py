@@ -23,12 +23,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
+import lit.util
 from lit.llvm.subst import ToolSubst
 
 from .. import environment, settings
 from ..bindings import PROVIDERS, package_opt_tool
 from ..process import SITE_HOOK
 from ..upstream import compat as upstream_compat
+from ..upstream import hardware as upstream_hardware
 from ..upstream import site as upstream_site
 from . import discovery, failure_report, local_configs, parallelism, server_step
 from .interpreter import Probe, ProbeError, probe
@@ -170,7 +172,9 @@ def discover(suite: Suite) -> None:
     config.test_exec_root = discovery.exec_root(
         suite.params.get("exec_root"), getattr(config, "test_exec_root", None), root, suite.fatal
     )
-    config.test_format = MemrefRuntimeShTest()
+    # As LLVM's lit configs: lit's internal shell unless LIT_USE_INTERNAL_SHELL says otherwise.
+    internal = os.environ.get(environment.LIT_USE_INTERNAL_SHELL)
+    config.test_format = MemrefRuntimeShTest(execute_external=bool(internal) and not lit.util.pythonize_bool(internal))
     local_configs.guard_local_configs(config)
     config.test_format.before_hooks.append(local_configs.local_config_error)
     failure_report.install(config.test_format)
@@ -197,7 +201,7 @@ def choose_interpreter(suite: Suite) -> None:
         [SITE_HOOK]
         + [_under(suite.root, p) for p in suite.options.pythonpath]
         + ([PACKAGE_PARENT] if _package_parent_needed() else [])
-        + [p for p in (path, os.environ.get("PYTHONPATH")) if p]
+        + [p for p in (path, os.environ.get(environment.MLIR_LIT_PYTHONPATH), os.environ.get("PYTHONPATH")) if p]
     )
 
 
@@ -316,7 +320,8 @@ def set_environment(suite: Suite) -> None:
 
 
 def follow_upstream(suite: Suite) -> None:
-    """Upstream MLIR's substitutions, features and site attributes, and the per-test check."""
+    """Upstream MLIR's substitutions, features and site attributes, the hardware suites -D asks
+    for, and the per-test check (with its note on a toolchain's known defects after a failure)."""
     config, tools = suite.config, suite.toolchain
     libraries = tools.runner_utils
     c_runner_utils = libraries["mlir_c_runner_utils"]
@@ -326,16 +331,25 @@ def follow_upstream(suite: Suite) -> None:
         lib_dirs=tools.search["mlir_libs"],
         library_dir=os.path.dirname(c_runner_utils) if c_runner_utils else None,
         libraries=libraries,
-        tools={**tools.mlir_tools, "lli": tools.lli},
+        tools={**tools.mlir_tools, "lli": tools.lli, "FileCheck": tools.filecheck},
         llvm_tools_dirs=tools.search["llvm_tools"],
         bindings_tool=package_opt_tool(suite.bindings, suite.probed.bindings_dirs),
         bindings_llvm_dirs=[os.path.join(d, "bin") for d in suite.probed.llvm_dirs],
+        suite_root=suite.root,
+        python_version=suite.probed.python_version or None,
     )
-    config.test_format.before_hooks.append(UpstreamHook(setup))
+    hook = UpstreamHook(setup)
+    config.test_format.before_hooks.append(hook)
+    config.test_format.after_hooks.append(hook.after)
     llvm_tools_dir = os.path.dirname(tools.filecheck) if os.path.isabs(tools.filecheck) else None
-    upstream_site.apply(
-        config, upstream_site.site_attributes(setup, suite.python, llvm_tools_dir, tools.mlir_tools["mlir-opt"])
-    )
+    attributes = upstream_site.site_attributes(setup, suite.python, llvm_tools_dir, tools.mlir_tools["mlir-opt"])
+    upstream_site.apply(config, attributes)
+    try:
+        cpu = setup.cpu or upstream_hardware.host()
+        upstream_site.apply_switches(config, upstream_hardware.switches(suite.params, cpu))
+    except ValueError as e:
+        suite.fatal(str(e))
+    config.available_features.update(upstream_site.site_features(config))
 
 
 def register_updater(suite: Suite) -> None:

@@ -19,8 +19,11 @@ import tempfile
 from collections.abc import Callable, Iterable
 from typing import NoReturn
 
-DEFAULT_SUFFIXES = (".py", ".mlir")
-# Never tests: lit's and CMake's files, the harness's own folders.
+# Upstream MLIR's (mlir/test/lit.cfg.py): a folder copied from upstream collects what it collects
+# there (memref_abi.c with %host_cc, ...).
+DEFAULT_SUFFIXES = (".py", ".mlir", ".c", ".ll", ".td", ".toy", ".tc", ".yaml", ".test", ".pdll", ".spvasm")
+# Never tests: lit's and CMake's files, the harness's own folders, and what upstream's lit.cfg.py
+# excludes (`Inputs/` folders hold the inputs of the tests next to them).
 ALWAYS_EXCLUDED = (
     "lit.cfg.py",
     "lit.site.cfg.py",
@@ -32,6 +35,8 @@ ALWAYS_EXCLUDED = (
     "README.md",
     "README.txt",
     "LICENSE.txt",
+    "Inputs",
+    "get_darwin_real_python.py",
 )
 
 

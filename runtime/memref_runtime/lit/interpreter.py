@@ -37,10 +37,13 @@ class Probe:
     mlir_major: int | None
     default_pipeline: str
     jit: bool = False  # an ExecutionEngine could be created
+    python_version: tuple = ()  # (major, minor)
 
     @classmethod
     def from_answer(cls, answer: dict) -> Probe:
-        return cls(**{f.name: answer[f.name] for f in fields(cls) if f.name in answer})
+        found = {f.name: answer[f.name] for f in fields(cls) if f.name in answer}
+        found["python_version"] = tuple(found.get("python_version", ()))  # a list in JSON
+        return cls(**found)
 
 
 class ProbeError(Exception):

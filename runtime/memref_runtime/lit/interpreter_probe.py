@@ -56,6 +56,7 @@ def main(bindings: str) -> None:
     found = {
         "machine": platform.machine(),
         "scripts_dir": sysconfig.get_path("scripts"),
+        "python_version": list(sys.version_info[:2]),
         "bindings_dirs": package_dirs(bindings),
         "llvm_dirs": package_dirs("llvm"),
         "has_ml_dtypes": has("ml_dtypes"),

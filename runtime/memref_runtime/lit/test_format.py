@@ -40,10 +40,11 @@ class Before:
 
 
 class MemrefRuntimeShTest(lit.formats.ShTest):
-    """ShTest (lit's internal shell) with before/after hooks; see the module docstring."""
+    """ShTest (lit's internal shell, unless asked for the external one) with before/after hooks;
+    see the module docstring."""
 
-    def __init__(self) -> None:
-        super().__init__(execute_external=False)
+    def __init__(self, execute_external: bool = False) -> None:
+        super().__init__(execute_external=execute_external)
         self.before_hooks: list = []
         self.after_hooks: list = []
 

@@ -4,27 +4,37 @@ For each test, before lit runs it:
 
 1. a `.py` test sees the features of the bindings' LLVM (`asserts`, `target=...`), any other
    test those of the tools' LLVM (the config's);
-2. a RUN line that names a substitution the suite does not define fails with a message that
-   names it (lit would leave it, or expand only its front: `%shlibext` as `%s` + `hlibext`);
+2. a RUN line that names one of upstream's substitutions that this toolchain cannot give fails
+   with a message that names it and what was looked for; one that needs a compiler where there
+   is none (`%host_cc`) makes the test UNSUPPORTED; a name that upstream's lit would not expand
+   either (it leaves it, or expands only its front: `%tlir_runner_utils` as `%t` + text) is
+   expanded as lit does, with a warning that names the likely intended substitution;
 3. a RUN line that runs a tool the toolchain lacks (`mlir-opt` or `%mlir_opt` with torch-mlir)
-   makes the test UNSUPPORTED (checked before 2, so that is what such a test says);
+   makes the test UNSUPPORTED (checked before 2, so that is what such a test says), and so does
+   one that runs code on this host needing a CPU feature it lacks (`-mattr=+avx512vp2intersect`:
+   upstream/hardware.py);
 4. a RUN line that runs an mlir-opt test-only pass the suite's mlir-opt lacks runs a
    same-version mlir-opt that has it (Debian's mlir-NN-tools, an LLVM build), else the suite's
    mlir-opt through memref-runtime's wrapper that provides it (upstream/test_passes), else the
    test is UNSUPPORTED with a reason that names the pass and where to get it.
 
-Tests that lit skips anyway (REQUIRES, UNSUPPORTED, config.unsupported) are left to lit.
+Tests that lit skips anyway (REQUIRES, UNSUPPORTED, config.unsupported) are left to lit. After a
+failed test, `after()` adds what the report of a known defect of the toolchain says
+(upstream/toolchain_defects.py).
 """
 
 from __future__ import annotations
 
 import copy
+import difflib
+import functools
 import re
 
 import lit.Test
 import lit.TestRunner
 from lit.llvm.subst import ToolSubst
 
+from ..upstream import capabilities, hardware, toolchain_defects
 from ..upstream.test_passes.catalog import PROVIDED
 from .test_format import Before, parsed_script
 
@@ -66,23 +76,33 @@ class UpstreamHook:
 
     def __init__(self, setup):
         self.setup = setup
+        self.lit_config = None
         # Bare (`mlir-opt`, as upstream writes it) or as the suite's %mlir_opt.
         self.tool_patterns = {
             name: re.compile(ToolSubst(name).regex + "|%" + name.replace("-", "_") + r"\b") for name in CHECKED_TOOLS
         }
 
     def __call__(self, test, lit_config):
+        self.lit_config = lit_config
         if test.config.unsupported:
             return None
         self.use_features_of_kind(test)
         commands = self.expanded_run_lines(test)
         if commands is None:
             return None  # lit skips the test or reports the script's error itself
-        for check in (self.check_tools, self.check_substitutions, self.route_test_passes):
+        additions = []
+        for check in (self.check_tools, self.check_cpu_features, self.check_substitutions, self.route_test_passes):
             before = check(test, commands)
-            if before is not None:
+            if before is not None and before.result is not None:
                 return before
-        return None
+            if before is not None:
+                additions.append(before)
+        if not additions:
+            return None
+        return Before(
+            substitutions=[s for b in additions for s in b.substitutions],
+            preamble=[p for b in additions for p in b.preamble],
+        )
 
     # -- 1. features of the LLVM in use for this kind of test ----------------------------
 
@@ -139,29 +159,60 @@ class UpstreamHook:
             # %t2, %t_out, %s_copy: lit's path substitution and text that is not a letter.
             return len(name) > 2 and name[1] in _PATH_LETTERS and not name[2].isalpha()
 
-        problems = []
-        for number, command in commands:
-            for name in dict.fromkeys(SUBSTITUTION_NAME.findall(command)):
-                if not known(name):
-                    problems.append(f"  line {number}: {self.explain(name, plain)}")
-        if not problems:
-            return None
-        output = (
-            "memref-runtime: a RUN line names a substitution this suite does not define; lit would"
-            " run it half-expanded, so the test fails here instead:\n" + "\n".join(problems) + "\n"
-        )
-        return Before(result=lit.Test.Result(lit.Test.FAIL, output))
+        unknown = [
+            (number, name)
+            for number, command in commands
+            for name in dict.fromkeys(SUBSTITUTION_NAME.findall(command))
+            if not known(name)
+        ]
+        unavailable = [self.setup.unavailable[name] for _, name in unknown if name in self.setup.unavailable]
+        if unavailable:
+            return self.unsupported(unavailable[0])
+        problems = [
+            f"  line {n}: {name}: upstream's substitution, not defined here: {self.setup.missing[name]}"
+            for n, name in unknown
+            if name in self.setup.missing
+        ]
+        if problems:
+            output = (
+                "memref-runtime: a RUN line names a substitution of upstream's that this toolchain cannot give,"
+                " so the test fails here instead:\n" + "\n".join(problems) + "\n"
+            )
+            return Before(result=lit.Test.Result(lit.Test.FAIL, output))
+        warnings = [f"line {n}: {self.explain(name, plain)}" for n, name in unknown]
+        return self.warn(warnings) if warnings else None
 
     def explain(self, name: str, plain: set) -> str:
-        if name in self.setup.missing:
-            return f"{name}: upstream's substitution, not defined here: {self.setup.missing[name]}"
         front = max((k for k in plain if name.startswith(k) and k != name), key=len, default=None)
-        left = (
-            f"lit would expand its front {front} and leave {name[len(front) :]!r}"
-            if front
-            else "lit would leave it as it is"
+        did = f"{front} followed by the text {name[len(front) :]!r}" if front else "itself: lit leaves it as it is"
+        likely = difflib.get_close_matches(name, [k for k in plain if k.startswith("%") and len(k) > 3], n=1)
+        meant = f"; did you mean {likely[0]}?" if likely else ""
+        return (
+            f"{name} is no substitution of this suite or of upstream's; as upstream's lit, the RUN line runs"
+            f" with {did}{meant}"
         )
-        return f"{name}: unknown substitution ({left}); docs/upstream-compat.md lists the defined ones"
+
+    def warn(self, warnings: list) -> Before:
+        """The test runs; its output (lit -a) starts with the warnings, and lit prints them too."""
+        say = getattr(self.lit_config, "warning", None)
+        for warning in warnings:
+            if say is not None:
+                say(f"memref-runtime: {warning}")
+        # The preamble is substituted like a RUN line: a literal % is written %%.
+        return Before(preamble=[f'echo "memref-runtime: warning: {w}"'.replace("%", "%%") for w in warnings])
+
+    # -- 3. CPU features -----------------------------------------------------------------------
+
+    def check_cpu_features(self, test, commands):
+        cpu = self.setup.cpu
+        missing = hardware.missing_features(commands, cpu) if cpu is not None else []
+        if not missing:
+            return None
+        names = ", ".join(f"{feature} (RUN line {line})" for feature, line in missing)
+        return self.unsupported(
+            f"runs code on this host that needs the CPU feature{'s' if len(missing) > 1 else ''} {names}, "
+            f"which this CPU ({cpu.family}) lacks"
+        )
 
     # -- 3. tools ----------------------------------------------------------------------------
 
@@ -176,12 +227,18 @@ class UpstreamHook:
 
     # -- 4. test-only passes -------------------------------------------------------------
 
-    def route_test_passes(self, test, commands):
-        needed = set()
+    @staticmethod
+    def test_options(commands) -> set:
+        """The test-only passes and options (`test-*`) that the RUN lines' mlir-opt commands ask for."""
+        needed: set = set()
         for _, command in commands:
             for segment in re.split(r"\|\|?|&&|;", command):
                 if MLIR_OPT.search(segment):
                     needed.update(a or b for a, b in TEST_OPTION.findall(segment))
+        return needed
+
+    def route_test_passes(self, test, commands):
+        needed = self.test_options(commands)
         setup = self.setup
         have = setup.mlir_opt.test_options if setup.mlir_opt else frozenset()
         lacking = sorted(needed - have)
@@ -189,7 +246,7 @@ class UpstreamHook:
             return None
         for alternative in setup.test_pass_alternatives:
             if needed <= alternative.test_options:
-                command = alternative.command(setup.verify_roundtrip)
+                command = alternative.command(setup.mlir_opt_flags)
                 return Before(substitutions=[(MLIR_OPT.pattern, command)])
         if setup.test_pass_alternatives:
             return None  # an mlir-opt with test passes lacks it too: not a test pass, let it fail
@@ -233,7 +290,54 @@ class UpstreamHook:
         python = next((value for key, value in test.config.substitutions if key == "%PYTHON"), None)
         if python is None:
             return None
-        return f"{python} -m {TEST_PASS_WRAPPER} --mlir-opt={self.setup.mlir_opt.command(self.setup.verify_roundtrip)}"
+        return f"{python} -m {TEST_PASS_WRAPPER} --mlir-opt={self.setup.mlir_opt.command(self.setup.mlir_opt_flags)}"
 
     def unsupported(self, reason: str):
         return Before(result=lit.Test.Result(lit.Test.UNSUPPORTED, reason))
+
+    # -- after a failure: a known defect of the toolchain ---------------------------------------
+
+    def after(self, test, lit_config, result):
+        """After hook: a failed test's report names the known defect of the toolchain it met."""
+        if not result.code.isFailure:
+            return result
+        note = toolchain_defects.explain(self.failure(test, result))
+        if note:
+            result.output = (result.output or "").rstrip("\n") + "\n\n" + note + "\n"
+        return result
+
+    def failure(self, test, result) -> toolchain_defects.Failure:
+        setup = self.setup
+        commands = self.expanded_run_lines(test) or []
+        needed = self.test_options(commands)
+        rerouted = (
+            setup.mlir_opt is not None
+            and bool(needed - setup.mlir_opt.test_options)
+            and any(needed <= alternative.test_options for alternative in setup.test_pass_alternatives)
+        )
+        suites_own = setup.mlir_opt is not None and not rerouted
+        try:
+            with open(test.getSourcePath(), errors="replace") as f:
+                source = f.read()
+        except OSError:
+            source = ""
+        packs = (
+            suites_own
+            and toolchain_defects.SUB_BYTE_MEMREF.search(source) is not None
+            and packs_sub_byte(setup.mlir_opt.path)
+        )
+        return toolchain_defects.Failure(
+            output=result.output or "",
+            source=source,
+            mlir_opt=setup.mlir_opt.path if setup.mlir_opt else None,
+            suites_own=suites_own,
+            packs_sub_byte=packs,
+            uses_test_passes=bool(needed),
+            llvm_version=setup.tools_version or "22.1.8",
+        )
+
+
+@functools.cache
+def packs_sub_byte(mlir_opt: str) -> bool:
+    """capabilities.packs_sub_byte_memrefs, asked once per process (only after a failure)."""
+    return capabilities.packs_sub_byte_memrefs(mlir_opt)

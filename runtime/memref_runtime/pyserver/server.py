@@ -463,9 +463,22 @@ def finish(status: int, server: Server, signo: int | None = None) -> None:
     os._exit(status)
 
 
+def hide_server_frames(argv: list) -> None:
+    """MLIR's locations from Python tracebacks (`loc_tracebacks()`) skip the server's frames, which
+    a fresh interpreter does not have: this module's, and the boot's `-c` code unless the test's
+    own code is `-c` code too (then its frames keep the same name)."""
+    for name, module in list(sys.modules.items()):
+        register = getattr(getattr(module, "globals", None), "register_traceback_file_exclusion", None)
+        if name.endswith("._mlir_libs._mlir") and register is not None:
+            register(__file__)
+            if argv[0] != "-c":
+                register("<string>")
+
+
 def run_child(server: Server, request: dict) -> None:
     """The child's whole life: take the request, run it, end as a fresh interpreter would."""
     take_request(server, request)
+    hide_server_frames(request["argv"])
     try:
         run_command(request["argv"])
     except SystemExit as e:

@@ -3,8 +3,8 @@
 Runs in lit's own interpreter (nothing here imports numpy or MLIR). `configure()` runs once per
 lit run: it probes the LLVM builds in use, adds upstream's substitutions and features to the
 config (add_substitutions, add_features, pass_environment, find_test_passes) and returns an
-`UpstreamSetup`, the plain data that the before hook of lit/upstream_hook.py reads for each test. docs/upstream-compat.md is the
-user's view of the same tables.
+`UpstreamSetup`, the plain data that the before hook of lit/upstream_hook.py reads for each
+test. docs/upstream-compat.md is the user's view of the same tables.
 
 The spellings follow upstream's mlir/test/lit.cfg.py and the lit.local.cfg files of
 mlir/test/Integration (LLVM 22).
@@ -12,6 +12,7 @@ mlir/test/Integration (LLVM 22).
 
 from __future__ import annotations
 
+import errno
 import os
 import platform
 import re
@@ -24,6 +25,7 @@ from .. import environment
 from ..probe_cache import (
     tool_output as run_tool,  # --version/--help, kept while the tool is unchanged
 )
+from . import capabilities, hardware, source_tree
 
 SHLIB_EXT = {"win32": ".dll", "darwin": ".dylib"}.get(sys.platform, ".so")
 SHLIB_PREFIX = "" if sys.platform == "win32" else "lib"
@@ -67,22 +69,53 @@ FIXED_SUBSTITUTIONS = {
 # folders; %mcr_aarch64_cmd is mlir-runner when no AArch64 emulator is configured).
 TOOL_SUBSTITUTIONS = {"%lli": "lli", "%mcr_aarch64_cmd": "mlir-runner"}
 
-# Substitution -> lit parameter that gives it: paths into an llvm-project checkout and the
-# compilers LLVM was built with, which no installed toolchain knows.
+# Substitution -> lit parameter that gives it: paths into an llvm-project checkout, which no
+# installed toolchain knows (%mlir_src_dir has a default: source_tree.py), and the compilers
+# LLVM was built with (the system's by default; a test that needs one where there is none is
+# UNSUPPORTED, not failed).
 PARAMETER_SUBSTITUTIONS = {
     "%mlir_src_root": "mlir_src_root",
-    "%mlir_src_dir": "mlir_src_root",
+    "%mlir_src_dir": "mlir_src_dir",
     "%llvm_src_root": "llvm_src_root",
     "%host_cxx": "host_cxx",
     "%host_cc": "host_cc",
 }
+COMPILERS = {"host_cc": "a C compiler", "host_cxx": "a C++ compiler"}
+# lit.llvm's use_default_substitutions(): lit's own interpreter and the system's error messages.
+ERRC_SUBSTITUTIONS = {
+    "%errc_ENOENT": errno.ENOENT,
+    "%errc_EISDIR": errno.EISDIR,
+    "%errc_EINVAL": errno.EINVAL,
+    "%errc_EACCES": errno.EACCES,
+}
 
 # Environment switches of LLVM/MLIR that change what a test does, passed from lit's own
 # environment to the tests (lit passes FILECHECK_OPTS itself; listed so that it stays so).
-PASSED_ENVIRONMENT = (environment.FILECHECK_OPTS, "LLVM_SYMBOLIZER_PATH", "LLVM_PROFILE_FILE", "MLIR_LIT_PYTHONPATH")
+# HOME, INCLUDE, LIB, TMP and TEMP: what MLIR's lit.cfg.py passes with with_system_environment().
+PASSED_ENVIRONMENT = (
+    environment.FILECHECK_OPTS,
+    "LLVM_SYMBOLIZER_PATH",
+    "LLVM_PROFILE_FILE",
+    environment.MLIR_LIT_PYTHONPATH,
+    "HOME",
+    "INCLUDE",
+    "LIB",
+    "TMP",
+    "TEMP",
+)
 # What MLIR's own lit.cfg.py sets when the environment does not: FileCheck scopes variables
 # to a CHECK-LABEL block, and a --check-prefixes entry no line uses is an error.
 MLIR_FILECHECK_OPTS = "-enable-var-scope --allow-unused-prefixes=false"
+# Environment variable -> what MLIR's lit.cfg.py adds to every mlir-opt and FileCheck command
+# (the first one set wins, as there).
+TOOL_FLAGS_BY_ENVIRONMENT = (
+    (environment.MLIR_OPT_CHECK_IR_ROUNDTRIP, " --verify-roundtrip", ""),
+    (
+        environment.MLIR_GENERATE_PATTERN_CATALOG,
+        " --debug-only=pattern-logging-listener --mlir-disable-threading",
+        " --dump-input=always",
+    ),
+)
 
 # A same-version mlir-opt with MLIR's test passes (registerTestPasses) lists this one.
 TEST_PASS_MARKER = "test-lower-to-llvm"
@@ -120,9 +153,10 @@ class MlirOpt:
     def has_test_passes(self) -> bool:
         return TEST_PASS_MARKER in self.test_options
 
-    def command(self, verify_roundtrip: bool) -> str:
-        """This mlir-opt as a RUN line's words, with --verify-roundtrip when the run asks for it."""
-        return quoted(self.path) + (" --verify-roundtrip" if verify_roundtrip else "")
+    def command(self, flags: str = "") -> str:
+        """This mlir-opt as a RUN line's words, with the flags the run adds to every mlir-opt
+        (UpstreamSetup.mlir_opt_flags)."""
+        return quoted(self.path) + flags
 
 
 @dataclass
@@ -131,6 +165,8 @@ class UpstreamSetup:
 
     # substitution -> why it is missing (what was looked for, where).
     missing: dict = field(default_factory=dict)
+    # substitution -> why a test that uses it cannot run here (UNSUPPORTED, not failed).
+    unavailable: dict = field(default_factory=dict)
     # bare tool name -> its path, or None where the toolchain has none.
     tools: dict = field(default_factory=dict)
     mlir_opt: MlirOpt | None = None
@@ -140,7 +176,8 @@ class UpstreamSetup:
     wanted_version: str | None = None
     # The LLVM version of the bindings (the Python test passes run on them).
     bindings_version: str | None = None
-    verify_roundtrip: bool = False
+    # What MLIR's lit.cfg.py adds to every mlir-opt command, by environment (pass_environment).
+    mlir_opt_flags: str = ""
     # Features of the tools' LLVM (the config's) and of the bindings' LLVM, for .py tests.
     tools_features: frozenset = frozenset()
     bindings_features: frozenset = frozenset()
@@ -148,6 +185,10 @@ class UpstreamSetup:
     tools_build: LLVMBuild | None = None
     source_roots: dict = field(default_factory=dict)
     library_dir: str | None = None
+    # The LLVM version of the suite's tools, for what the failure report names (toolchain_defects).
+    tools_version: str | None = None
+    # This CPU and its features (hardware.py), for the CPU features RUN lines ask for.
+    cpu: hardware.Host | None = None
 
 
 def guessed_triple() -> str:
@@ -164,8 +205,8 @@ def probe_llvm_build(tool: str | None, helper_dirs: list) -> LLVMBuild:
     if not tool:
         return LLVMBuild(None, triple=guessed_triple(), triple_from="the host (no LLVM tool)")
     out = run_tool([tool, "--version"])
-    version = LLVM_VERSION.search(out)
-    version = version.group(1) if version else None
+    found_version = LLVM_VERSION.search(out)
+    version = found_version.group(1) if found_version else None
     asserts = ("with assertions" in out) if version else None
     target = DEFAULT_TARGET.search(out)
     if target:
@@ -201,7 +242,7 @@ def llvm_config_features(lit_config, triple: str) -> frozenset:
 
 def build_features(lit_config, build: LLVMBuild) -> frozenset:
     """Features that describe `build`: LLVMConfig's for its triple, asserts or noasserts."""
-    features = set(llvm_config_features(lit_config, build.triple))
+    features = set(llvm_config_features(lit_config, build.triple or guessed_triple()))
     if build.asserts is not None:
         features.add("asserts" if build.asserts else "noasserts")
     return frozenset(features)
@@ -233,6 +274,7 @@ def test_pass_alternatives(primary: MlirOpt | None, version: str | None, given: 
             continue
         seen.add(os.path.realpath(path))
         opt = probe_mlir_opt(path)
+        assert opt is not None  # path is not empty
         if opt.version != version:
             rejected.append(f"{path}: LLVM {opt.version}, not {version}")
         elif not opt.has_test_passes:
@@ -273,17 +315,33 @@ class _Substitutions:
             self.defined.add(key)
 
 
-def _source_roots(params) -> dict:
-    """Paths into an llvm-project checkout and the host compilers, from the lit parameters."""
-    roots = {"mlir_src_root": params.get("mlir_src_root")}
-    if roots["mlir_src_root"]:
-        roots["llvm_src_root"] = os.path.join(os.path.dirname(os.path.abspath(roots["mlir_src_root"])), "llvm")
-    roots.update({k: params[k] for k in ("llvm_src_root", "host_cxx", "host_cc") if k in params})
+def _source_roots(params, suite_root: str) -> dict:
+    """Paths into an llvm-project checkout (`-D`, else what source_tree.py finds for
+    %mlir_src_dir) and the host compilers; `test_copy` where the suite's folder is upstream's test/."""
+    given = params.get("mlir_src_root")
+    found = source_tree.source_root(suite_root)
+    roots = {
+        "mlir_src_root": given or (found.root if found.holds_copy else None),
+        "mlir_src_dir": given or found.root,
+        "test_copy": None if given else found.test_copy,
+    }
+    if given:
+        roots["llvm_src_root"] = os.path.join(os.path.dirname(os.path.abspath(given)), "llvm")
+    roots.update({k: params[k] for k in ("llvm_src_root",) if k in params})
+    roots.update(source_tree.host_compilers(params))
     return roots
 
 
 def add_substitutions(
-    config, setup: UpstreamSetup, params, *, lib_dirs: list, library_dir: str | None, tools: dict, libraries: dict
+    config,
+    setup: UpstreamSetup,
+    params,
+    *,
+    lib_dirs: list,
+    library_dir: str | None,
+    tools: dict,
+    libraries: dict,
+    suite_root: str,
 ) -> None:
     """Upstream's substitutions the suite does not define yet (RUNTIME_LIBRARIES and the tables below it)."""
     subs = _Substitutions(config, setup)
@@ -302,12 +360,28 @@ def add_substitutions(
     for key, tool in TOOL_SUBSTITUTIONS.items():
         path = tools.get(tool)
         subs.add(key, path and quoted(path), f"the toolchain in use has no {tool}")
-    setup.source_roots = _source_roots(params)
+    setup.source_roots = roots = _source_roots(params, suite_root)
+    if roots["test_copy"]:
+        # The suite's folder is upstream's test/ under another name: %mlir_src_dir/test/ is it.
+        subs.add("%mlir_src_dir/test/", quoted(os.path.join(roots["test_copy"], "")), "")
     for key, param in PARAMETER_SUBSTITUTIONS.items():
+        if param in COMPILERS and roots.get(param) is None:
+            if key not in subs.defined:
+                setup.unavailable[key] = (
+                    f"needs {COMPILERS[param]} ({key}): none was found "
+                    f"({', '.join(source_tree.SYSTEM_COMPILERS[param])} on PATH); "
+                    f"pass lit -D {param}=PATH"
+                )
+            continue
         subs.add(
-            key, setup.source_roots.get(param), f"it names a path no installed toolchain knows: pass lit -D {param}=..."
+            key,
+            roots.get(param) and quoted(roots[param]),
+            f"it names a path no installed toolchain knows: pass lit -D {param}=...",
         )
     subs.add("%PATH%", config.environment.get("PATH", ""), "")
+    subs.add("%python", quoted(sys.executable), "")
+    for key, code in ERRC_SUBSTITUTIONS.items():
+        subs.add(key, f"'{os.strerror(code)}'", "")
 
 
 def add_features(
@@ -319,36 +393,50 @@ def add_features(
     llvm_tools_dirs: list,
     bindings_tool: str | None,
     bindings_llvm_dirs: list,
+    python_version: tuple | None,
 ) -> LLVMBuild:
     """Features, as LLVM's lit config adds them, from the LLVM of the tools (.mlir tests and the
-    suite as a whole) and of the bindings (.py tests); returns the bindings' LLVM build."""
+    suite as a whole) and of the bindings (.py tests), with the GPU targets each was built with
+    and the tests' Python version (python-ge-3NN); returns the bindings' LLVM build."""
     tools_build = probe_llvm_build(tools.get("mlir-opt") or tools.get("mlir-runner") or bindings_tool, llvm_tools_dirs)
     bindings_build = probe_llvm_build(bindings_tool, bindings_llvm_dirs) if bindings_tool else tools_build
     config.host_triple = config.target_triple = tools_build.triple
     import lit.llvm
 
     lit.llvm.initialize(lit_config, config)  # system-*, host=/target=, native, ...; llvm_config
-    setup.tools_features = build_features(lit_config, tools_build)
-    setup.bindings_features = build_features(lit_config, bindings_build)
+    tools_opt = tools.get("mlir-opt") or bindings_tool
+    setup.tools_features = build_features(lit_config, tools_build) | capabilities.gpu_target_features(tools_opt)
+    setup.bindings_features = build_features(lit_config, bindings_build) | capabilities.gpu_target_features(
+        bindings_tool or tools_opt
+    )
     config.available_features.update(setup.tools_features)
+    if python_version:
+        config.available_features.update(capabilities.python_features(python_version))
     lit_config.dbg(f"upstream-compat: tools {tools_build.describe()}; bindings {bindings_build.describe()}")
     setup.tools_build = tools_build
+    setup.tools_version = tools_build.version
     return bindings_build
 
 
-def pass_environment(config, setup: UpstreamSetup) -> None:
+def pass_environment(config, setup: UpstreamSetup, filecheck: str | None) -> None:
     """LLVM's environment switches reach the tests; FileCheck gets MLIR's defaults; as MLIR's
-    lit.cfg.py, MLIR_OPT_CHECK_IR_ROUNDTRIP makes every mlir-opt run check that its output parses back."""
+    lit.cfg.py, MLIR_OPT_CHECK_IR_ROUNDTRIP makes every mlir-opt run check that its output parses
+    back and MLIR_GENERATE_PATTERN_CATALOG makes it log the patterns it applies."""
     for variable in PASSED_ENVIRONMENT:
         if os.environ.get(variable):
             config.environment[variable] = os.environ[variable]
     config.environment.setdefault(environment.FILECHECK_OPTS, MLIR_FILECHECK_OPTS)
-    setup.verify_roundtrip = environment.MLIR_OPT_CHECK_IR_ROUNDTRIP in os.environ
-    if setup.verify_roundtrip and setup.mlir_opt:
-        from lit.llvm.subst import ToolSubst
+    _, opt_flags, filecheck_flags = next(
+        (entry for entry in TOOL_FLAGS_BY_ENVIRONMENT if entry[0] in os.environ), (None, "", "")
+    )
+    setup.mlir_opt_flags = opt_flags
+    from lit.llvm.subst import ToolSubst
 
-        command = setup.mlir_opt.command(verify_roundtrip=True)
+    if opt_flags and setup.mlir_opt:
+        command = setup.mlir_opt.command(opt_flags)
         config.substitutions[:0] = [(ToolSubst("mlir-opt").regex, command), ("%mlir_opt", command)]
+    if filecheck_flags and filecheck:
+        config.substitutions.insert(0, (ToolSubst("FileCheck").regex, filecheck + filecheck_flags))
 
 
 def find_test_passes(config, setup: UpstreamSetup, params, bindings_build: LLVMBuild) -> None:
@@ -373,21 +461,31 @@ def configure(
     bindings_tool: str | None,
     bindings_llvm_dirs: list,
     libraries: dict | None = None,
+    suite_root: str | None = None,
+    python_version: tuple | None = None,
 ) -> UpstreamSetup:
     """Add upstream's substitutions and features to `config`; return what the before hook needs.
 
     `lib_dirs`: where runtime libraries are looked for, first hit wins; `library_dir`: the
     folder of the runner-utils libraries in use; `libraries`: library name -> the path the suite
     chose already (the runner-utils ones, which `-D` may name), taken before any search;
-    `tools`: bare tool name -> path or None (the suite's mlir-opt, mlir-runner, ..., lli);
-    `bindings_tool`: the bindings' own opt tool.
+    `tools`: bare tool name -> path or None (the suite's mlir-opt, mlir-runner, ..., lli,
+    FileCheck); `bindings_tool`: the bindings' own opt tool; `suite_root`: the suite's folder
+    (where a copy of upstream's test/ is looked for); `python_version`: the tests' (major, minor).
     """
     params = lit_config.params
-    setup = UpstreamSetup(tools=dict(tools))
+    setup = UpstreamSetup(tools=dict(tools), cpu=hardware.host())
     lib_dirs = [d for d in lib_dirs if d and os.path.isdir(d)]
     setup.library_dir = library_dir or next(iter(lib_dirs), None)
     add_substitutions(
-        config, setup, params, lib_dirs=lib_dirs, library_dir=setup.library_dir, tools=tools, libraries=libraries or {}
+        config,
+        setup,
+        params,
+        lib_dirs=lib_dirs,
+        library_dir=setup.library_dir,
+        tools=tools,
+        libraries=libraries or {},
+        suite_root=suite_root or os.getcwd(),
     )
     bindings_build = add_features(
         config,
@@ -397,8 +495,9 @@ def configure(
         llvm_tools_dirs=llvm_tools_dirs,
         bindings_tool=bindings_tool,
         bindings_llvm_dirs=bindings_llvm_dirs,
+        python_version=python_version,
     )
     setup.mlir_opt = probe_mlir_opt(tools.get("mlir-opt"))
-    pass_environment(config, setup)
+    pass_environment(config, setup, tools.get("FileCheck"))
     find_test_passes(config, setup, params, bindings_build)
     return setup

@@ -6,7 +6,9 @@ defines (`native_target`, `host_triple`, `target_triple`, `host_arch`, `llvm_shl
 `mlir_lib_dir`, `enable_assertions`, the GPU and emulator switches, ...) with what the toolchain
 in use says or, where nothing can tell, the value of a default build (switches off, no
 emulator). A value the site config or lit.cfg.py set already is kept. `config.root` of a
-lit.local.cfg is this config, so `config.root.native_target` works.
+lit.local.cfg is this config, so `config.root.native_target` works. `apply_switches()` sets the
+hardware suites that -D asks for (hardware.py), over any value; `site_features()` gives the
+features upstream's site config derives from its attributes.
 """
 
 from __future__ import annotations
@@ -107,6 +109,14 @@ def site_attributes(setup, python: str, llvm_tools_dir: str | None, mlir_opt: st
     """Every attribute of upstream's lit.site.cfg.py.in: from `setup` (upstream_compat's
     UpstreamSetup) and the tools found, else DEFAULT_BUILD's."""
     build = setup.tools_build
+    # What CMake derives from the targets LLVM was built with (capabilities.py probed them).
+    gpu = {
+        "run_nvptx_tests": "host-supports-nvptx" in setup.tools_features,
+        "run_rocm_tests": "host-supports-amdgpu" in setup.tools_features,
+    }
+    # The SPIR-V CPU runner's tests need its runtime library and -test-spirv-cpu-runner-pipeline
+    # (provided from public passes where the suite's mlir-opt lacks it).
+    spirv_cpu = "%mlir_spirv_cpu_runtime" not in setup.missing
     mlir_tools_dir = os.path.dirname(mlir_opt) if mlir_opt else None
     prefix = os.path.dirname(mlir_tools_dir) if mlir_tools_dir else None
     cmake_dir = os.path.join(prefix, "lib", "cmake", "mlir") if prefix else None
@@ -127,11 +137,13 @@ def site_attributes(setup, python: str, llvm_tools_dir: str | None, mlir_opt: st
         "mlir_lib_dir": setup.library_dir,
         "mlir_obj_root": prefix,
         "mlir_cmake_dir": cmake_dir if cmake_dir and os.path.isdir(cmake_dir) else None,
-        "mlir_src_root": roots.get("mlir_src_root"),
+        "mlir_src_root": roots.get("mlir_src_root") or roots.get("mlir_src_dir"),
         "llvm_src_root": roots.get("llvm_src_root"),
-        "host_cc": roots.get("host_cc", ""),
-        "host_cxx": roots.get("host_cxx", ""),
+        "host_cc": roots.get("host_cc") or "",
+        "host_cxx": roots.get("host_cxx") or "",
         "host_cmake": shutil.which("cmake") or "",
+        **gpu,
+        "enable_spirv_cpu_runner": spirv_cpu and mlir_opt is not None,
     }
 
 
@@ -140,3 +152,21 @@ def apply(config, attributes: dict) -> None:
     for name, value in attributes.items():
         if getattr(config, name, None) is None:
             setattr(config, name, value)
+
+
+def apply_switches(config, switches: dict) -> None:
+    """Sets the hardware suites' switches -D asked for (hardware.switches), over any value."""
+    for name, on in switches.items():
+        setattr(config, name, on)
+
+
+def site_features(config) -> set:
+    """What upstream's lit.site.cfg.py and lit.cfg.py add from the site attributes."""
+    emulator = bool(getattr(config, "arm_emulator_executable", ""))
+    flags = {
+        "mlir_arm_sve_tests": bool(getattr(config, "mlir_run_arm_sve_tests", False)),
+        "arm-emulator": emulator,
+        "mlir_arm_emulator": emulator,
+        "expensive_checks": bool(getattr(config, "expensive_checks", False)),
+    }
+    return {feature for feature, on in flags.items() if on}

@@ -64,10 +64,24 @@ def lower_to_llvm(options: dict) -> list:
     ]
 
 
+def spirv_cpu_runner(options: dict) -> list:
+    """-test-spirv-cpu-runner-pipeline's pipeline: GPU kernels to SPIR-V, then SPIR-V and host
+    code to LLVM, for mlir-runner with the SPIR-V CPU runtime (upstream's fixed pipeline)."""
+    return [
+        ((), "gpu-kernel-outlining"),
+        ((), "convert-gpu-to-spirv"),
+        (("spirv.module",), "spirv-lower-abi-attrs"),
+        (("spirv.module",), "spirv-update-vce"),
+        ((), "lower-host-to-llvm"),
+        ((), "convert-spirv-to-llvm"),
+    ]
+
+
 PASSES = (
     ProvidedPass(
         "test-lower-to-llvm", MODULE, (Option("reassociate-fp-reductions", bool, False),), pipeline=lower_to_llvm
     ),
+    ProvidedPass("test-spirv-cpu-runner-pipeline", MODULE, pipeline=spirv_cpu_runner),
     ProvidedPass("test-transform-dialect-erase-schedule", MODULE, implementation="erase_schedule"),
     ProvidedPass(
         "test-arith-emulate-wide-int",
