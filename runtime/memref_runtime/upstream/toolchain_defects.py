@@ -56,7 +56,7 @@ def sub_byte_defect(failure: Failure) -> str | None:
     version = failure.llvm_version
     major = version.split(".")[0]
     prefix = f"/usr/lib/llvm-{major}"
-    cmake = f"the CMake route (README: In an LLVM-style build: -DMLIR_DIR={prefix}/lib/cmake/mlir)"
+    cmake = f"the CMake route (docs/cmake.md: -DMLIR_DIR={prefix}/lib/cmake/mlir)"
     if failure.uses_test_passes:
         instead = (
             f"lit -D test_pass_mlir_opt={prefix}/bin/mlir-opt runs this test's mlir-opt commands with it, "
