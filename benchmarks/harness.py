@@ -197,18 +197,27 @@ def add_figures_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def figures_header(command: str, quick: bool, when: datetime.datetime) -> str:
+def figures_header(
+    command: str, quick: bool, when: datetime.datetime, quick_means: str = "short loops, fewer repeats"
+) -> str:
     """The first line of a figures file: which command wrote it, and when."""
-    kind = "a quick run (`--quick`: short loops, fewer repeats)" if quick else "a full run"
+    kind = f"a quick run (`--quick`: {quick_means})" if quick else "a full run"
     return (
         f"*Written by `{command}` on {when:%Y-%m-%d %H:%M} UTC, {kind}. A generated file: "
         "run the command again instead of editing it.*"
     )
 
 
-def write_figures(args: argparse.Namespace, script: str, argv: Sequence[str] | None, run: Callable[[], int]) -> int:
+def write_figures(
+    args: argparse.Namespace,
+    script: str,
+    argv: Sequence[str] | None,
+    run: Callable[[], int],
+    quick_means: str = "short loops, fewer repeats",
+) -> int:
     """Runs `run` (which prints with write()); with --write-figures, in Markdown, and writes what it
-    printed to docs/figures/<script>.md when it returned 0. Returns its exit status."""
+    printed to docs/figures/<script>.md when it returned 0 (its header says what --quick means
+    there). Returns its exit status."""
     global _recorded
     if not args.write_figures:
         return run()
@@ -223,7 +232,8 @@ def write_figures(args: argparse.Namespace, script: str, argv: Sequence[str] | N
     if status != 0:  # the last good figures stay; a failed run's would replace them with errors
         print(f"{script}: the run failed (exit status {status}): {target} not written", file=sys.stderr)
         return status
-    header = figures_header(command, getattr(args, "quick", False), datetime.datetime.now(datetime.timezone.utc))
+    when = datetime.datetime.now(datetime.timezone.utc)
+    header = figures_header(command, getattr(args, "quick", False), when, quick_means)
     FIGURES.mkdir(parents=True, exist_ok=True)
     target.write_text("\n".join([header, "", *lines]).rstrip("\n") + "\n", encoding="utf-8")
     shown = target.relative_to(ROOT) if target.is_relative_to(ROOT) else target

@@ -56,7 +56,7 @@ def test_the_figures_files_are_the_scripts_output():
     """Each docs/figures/<script>.md names, on its first line, the script that wrote it; every
     script the pages include has its file."""
     files = sorted((DOCS / "figures").glob("*.md"))
-    assert {f.stem for f in files} >= {"run", "kernel_timing", "suite", "under_load"}
+    assert {f.stem for f in files} >= {"run", "kernel_timing", "suite", "under_load", "upstream_tests"}
     for f in files:
         first = f.read_text().splitlines()[0]
         match = FIGURES_HEADER.match(first)
@@ -149,6 +149,7 @@ def test_the_site_builds_strict(tmp_path):
     assert "<code>signatures.py    func.func types" in pages["architecture/index.html"]
     # The includes: the figures, the changelog, the layers table, the CI routes.
     assert "ranked descriptor, rank 1" in pages["speed-upstream/index.html"]
+    assert "PASS reference / harness" in pages["upstream-compat/index.html"]
     assert "What changed in memref-runtime" in pages["changelog/index.html"]
     assert "aliases_of_old_names" in pages["architecture/index.html"]
     assert "<code>update-checks</code>" in pages["ci/index.html"]
