@@ -29,11 +29,18 @@ REPO = Path(__file__).resolve().parent.parent
 WHEEL_OPT = package_opt_tool("mlir", package_folders("mlir"))
 DEBIAN_OPT = Path("/usr/lib/llvm-22/bin/mlir-opt")
 needs_wheel_opt = pytest.mark.skipif(WHEEL_OPT is None, reason="the MLIR bindings ship no mlir-opt")
-needs_debian = pytest.mark.skipif(
+_no_debian = pytest.mark.skipif(
     not DEBIAN_OPT.exists(),
     reason="Debian's mlir-22-tools is not installed "
     "(/usr/lib/llvm-22/bin/mlir-opt, the mlir-opt with MLIR's test passes)",
 )
+
+
+def needs_debian(test):
+    """Compared with Debian's mlir-opt: marked debian_llvm (.ci/run's debian route), skipped without it."""
+    return pytest.mark.debian_llvm(_no_debian(test))
+
+
 # What mlir-opt --help would say, for the command-line tests that run no mlir-opt.
 HELP = OptHelp(
     passes=frozenset({"canonicalize", "cse", "convert-scf-to-cf", "convert-to-llvm"}),
