@@ -185,7 +185,10 @@ class UpstreamHook:
     def explain(self, name: str, plain: set) -> str:
         front = max((k for k in plain if name.startswith(k) and k != name), key=len, default=None)
         did = f"{front} followed by the text {name[len(front) :]!r}" if front else "itself: lit leaves it as it is"
-        likely = difflib.get_close_matches(name, [k for k in plain if k.startswith("%") and len(k) > 3], n=1)
+        # The likely name is one of this suite's or one of upstream's (defined here or not: under a
+        # provider without runner utils, %mlir_runner_utils is still what %tlir_runner_utils meant).
+        known = [k for k in [*plain, *self.setup.missing] if k.startswith("%") and len(k) > 3]
+        likely = difflib.get_close_matches(name, known, n=1)
         meant = f"; did you mean {likely[0]}?" if likely else ""
         return (
             f"{name} is no substitution of this suite or of upstream's; as upstream's lit, the RUN line runs"
