@@ -30,6 +30,15 @@ def parse_opt_level(text: str, origin: str = OPT_LEVEL_ENV) -> int:
     return level
 
 
+def seconds_or_none(text: str) -> float | None:
+    """`text` as a number of seconds >= 0, or None if it is not one (NaN and negatives included)."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if value >= 0 else None
+
+
 def parse_flag(text: str, origin: str) -> bool:
     """`text` as a boolean switch (1/0, true/false, on/off, yes/no); ValueError otherwise."""
     value = text.strip().lower()

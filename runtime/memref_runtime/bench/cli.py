@@ -20,6 +20,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from ..settings import seconds_or_none
 from .inputs import InputError, make_inputs, takes_size
 
 QUICK = {"warmup": 0.005, "repeats": 5, "min_time": 0.02}
@@ -52,11 +53,8 @@ def _opt_levels(text: str) -> list[int]:
 
 
 def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value >= 0:
+    value = seconds_or_none(text)
+    if value is None:
         raise argparse.ArgumentTypeError(f"expected a number of seconds >= 0, got {text!r}")
     return value
 

@@ -9,7 +9,7 @@ import importlib
 import os
 import sys
 
-from ..settings import parse_opt_level
+from ..settings import parse_opt_level, seconds_or_none
 from .checks import DEFAULT_TIMEOUT
 
 
@@ -44,11 +44,8 @@ def _opt_level(text: str) -> int:
 
 
 def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value >= 0:
+    value = seconds_or_none(text)
+    if value is None:
         raise argparse.ArgumentTypeError(f"expected seconds >= 0 (0: no limit), got {text!r}")
     return value
 

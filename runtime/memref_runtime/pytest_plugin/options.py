@@ -66,11 +66,8 @@ def _executable(text: str, origin: str) -> str:
 
 
 def _seconds(text: str, origin: str) -> float | None:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value >= 0:  # NaN too
+    value = suite.seconds_or_none(text)
+    if value is None:
         raise ValueError(f"{origin}: expected a number of seconds (0: no timeout), got {text!r}")
     return value or None
 

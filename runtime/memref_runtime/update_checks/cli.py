@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..settings import seconds_or_none
 from .running import DEFAULT_TIMEOUT
 from .update import ERROR_STATUSES, STATUSES, headline, report, update_files
 
@@ -17,11 +18,8 @@ def _parse_param(text: str) -> tuple[str, str]:
 
 
 def _parse_timeout(text: str) -> float:
-    try:
-        seconds = float(text)
-    except ValueError:
-        seconds = -1.0
-    if not seconds >= 0:  # also NaN
+    seconds = seconds_or_none(text)
+    if seconds is None:
         raise argparse.ArgumentTypeError(f"expected a number of seconds >= 0 (0: no limit), got {text!r}")
     return seconds
 
