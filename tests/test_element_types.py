@@ -262,6 +262,47 @@ def test_without_ml_dtypes_whole_package_in_a_fresh_interpreter():
     assert result.stdout.strip() == "OK"
 
 
+# Each way in to a type of ml_dtypes, taken first thing in a fresh interpreter (so it is the one
+# that imports ml_dtypes), and what it must give.
+FIRST_USES = {
+    "mlir name": "assert element_type_for_mlir('bf16').dtype == np.dtype('bfloat16')",
+    "ctype": "assert element_type_for_ctype(memref_runtime.F8E4M3FN).mlir == 'f8E4M3FN'",
+    "dlpack": "assert element_type_for_dlpack(4, 16).mlir == 'bf16'",
+    "struct array": "assert str(to_numpy(np.zeros(2, dtype=memref_runtime.F8E5M2)).dtype) == 'float8_e5m2'",
+    "np_to_memref": "from memref_runtime.np_to_memref import ml_dtypes as m; assert m.__name__ == 'ml_dtypes'",
+    "array": (
+        "import ml_dtypes\n"
+        "a = np.arange(4, dtype=np.float32).astype(ml_dtypes.bfloat16)\n"
+        "assert memref_runtime.element_type_for_dtype(a.dtype).ctype is memref_runtime.BF16\n"
+        "assert (memref_runtime.ranked_memref_to_numpy(memref_runtime.get_ranked_memref_descriptor(a)) == a).all()"
+    ),
+}
+
+
+@needs_ml_dtypes
+@pytest.mark.parametrize("first_use", FIRST_USES.values(), ids=FIRST_USES.keys())
+def test_ml_dtypes_is_imported_on_first_need_only(first_use):
+    """Importing the package and making a JitModule leave ml_dtypes unimported (its import costs
+    more CPU than NumPy's and MLIR's together, in every lit test's process); the first use of one
+    of its types imports it, and that use works."""
+    code = "\n".join(
+        [
+            "import sys, numpy as np, memref_runtime",
+            "from memref_runtime import JitModule",
+            "from memref_runtime.element_types import element_type_for_ctype, element_type_for_dlpack,"
+            " element_type_for_mlir, to_numpy",
+            "JitModule('func.func @f() { return }')",
+            "assert 'ml_dtypes' not in sys.modules, 'imported before first use'",
+            first_use,
+            "assert 'ml_dtypes' in sys.modules",
+            "print('OK')",
+        ]
+    )
+    result = run_python(code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "OK"
+
+
 @pytest.mark.parametrize(
     "spelling, dtype",
     [

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ctypes
-from typing import TYPE_CHECKING, NamedTuple
+import importlib
+import threading
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -12,10 +14,14 @@ if TYPE_CHECKING:
 
 from . import dlpack as dl
 
-try:  # Optional: bf16 and the f8 types have no NumPy dtype without it.
-    import ml_dtypes
-except ModuleNotFoundError:  # pragma: no cover - depends on the environment
-    ml_dtypes = None  # type: ignore[assignment]  # the module, or None without it
+# ml_dtypes (optional: bf16 and the f8 types have no NumPy dtype without it) is imported on first
+# need, not with this module: its import costs ~0.6 s of CPU at version 0.7 (more than NumPy and
+# the MLIR bindings together), paid by every process that imports memref_runtime, each lit test
+# among them, while most never see a bf16 or f8 array. `element_types.ml_dtypes` (and
+# np_to_memref's) still names the module, or None without it: module __getattr__ below.
+_NOT_TRIED = object()
+_ml_dtypes: Any = _NOT_TRIED
+_ml_dtypes_lock = threading.Lock()
 
 
 class C128(ctypes.Structure):
@@ -122,20 +128,22 @@ def _install_hint(what: str) -> ImportError:
     )
 
 
-def _build_tables():
-    by_dtype: dict[np.dtype, ElementType] = {}
-    by_mlir: dict[str, ElementType] = {}
-    by_ctype: dict[type, ElementType] = {}
-    by_dlpack: dict[tuple, ElementType] = {}
-    rows: list[tuple[str, np.dtype, type, int]] = [(m, np.dtype(d), c, code) for m, d, c, code in _NUMPY_TABLE]
-    if ml_dtypes is not None:
-        rows += [(m, np.dtype(getattr(ml_dtypes, a)), c, code) for m, a, c, code in _ML_DTYPES_TABLE]
+def _add(rows, by_dtype, by_mlir, by_ctype, by_dlpack) -> None:
     for mlir_name, dtype, ctype, code in rows:
         et = ElementType(mlir_name, dtype, ctype)
         by_dtype[dtype] = et
         by_mlir.setdefault(mlir_name, et)  # signed wins for signless names
         by_ctype[ctype] = et
         by_dlpack[code, 8 * dtype.itemsize] = et
+
+
+def _build_tables():
+    """The tables of NumPy's own types; _load_ml_dtypes adds ml_dtypes' to them."""
+    by_dtype: dict[np.dtype, ElementType] = {}
+    by_mlir: dict[str, ElementType] = {}
+    by_ctype: dict[type, ElementType] = {}
+    by_dlpack: dict[tuple, ElementType] = {}
+    _add([(m, np.dtype(d), c, code) for m, d, c, code in _NUMPY_TABLE], by_dtype, by_mlir, by_ctype, by_dlpack)
     for alias, dtype_name in _MLIR_ALIASES.items():
         by_mlir[alias] = by_dtype[np.dtype(dtype_name)]._replace(mlir=alias)
     # Platform spellings of the same C types (c_long is c_int64 on LP64, etc.).
@@ -162,6 +170,30 @@ _ML_DTYPES_DLPACK = {(code, 8 * ctypes.sizeof(c)): a for _, a, c, code in _ML_DT
 _DLPACK_OF = {et.dtype: (code, bits, 1) for (code, bits), et in _BY_DLPACK.items()}
 
 
+def _load_ml_dtypes() -> Any:
+    """ml_dtypes, imported once (its types then join the tables), or None where it is not installed."""
+    global _ml_dtypes
+    with _ml_dtypes_lock:
+        if _ml_dtypes is _NOT_TRIED:
+            try:
+                module: Any = importlib.import_module("ml_dtypes")
+            except ModuleNotFoundError:  # pragma: no cover - depends on the environment
+                module = None
+            if module is not None:
+                rows = [(m, np.dtype(getattr(module, a)), c, code) for m, a, c, code in _ML_DTYPES_TABLE]
+                _add(rows, _BY_DTYPE, _BY_MLIR, _BY_CTYPE, _BY_DLPACK)
+                _DLPACK_OF.update((dtype, (code, 8 * dtype.itemsize, 1)) for _, dtype, _, code in rows)
+                _STRUCT_VIEWS.update((np.dtype(c), dtype) for _, dtype, c, _ in rows)
+            _ml_dtypes = module
+    return _ml_dtypes
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ml_dtypes":  # the module or None, as upstream's np_to_memref has it
+        return _load_ml_dtypes()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def is_numpy_native(dtype: DTypeLike) -> bool:
     """A dtype of NumPy itself, not one of ml_dtypes (bf16, the f8 types), which NumPy files
     under kind 'V' and cannot save, print or take `finfo` of by itself."""
@@ -185,6 +217,8 @@ def element_type_for_dtype(dtype: DTypeLike, argument: str = "array") -> Element
     et = _BY_DTYPE.get(dtype)
     if et is not None:
         return et
+    if _load_ml_dtypes() is not None and dtype in _BY_DTYPE:  # one of its dtypes, or the message lists them
+        return _BY_DTYPE[dtype]
     if not dtype.isnative and dtype.newbyteorder("=") in _BY_DTYPE:
         raise ValueError(
             f"{argument}: expected native byte order, got {describe_dtype(dtype)}; "
@@ -202,6 +236,8 @@ def element_type_for_mlir(name: object) -> ElementType:
     et = _BY_MLIR.get(name)
     if et is not None:
         return et
+    if _load_ml_dtypes() is not None and name in _BY_MLIR:
+        return _BY_MLIR[name]
     if name in _ML_DTYPES_MLIR:
         raise _install_hint(f"MLIR element type {name}")
     raise TypeError(f"MLIR element type {name} has no NumPy dtype here; supported: " + ", ".join(sorted(_BY_MLIR)))
@@ -222,7 +258,9 @@ def element_type_for_ctype(ctype: type) -> ElementType:
     if et is not None:
         return et
     if ctype in _ML_DTYPES_CTYPES:
-        raise _install_hint(ctype.__name__)
+        if _load_ml_dtypes() is None:
+            raise _install_hint(ctype.__name__)
+        return _BY_CTYPE[ctype]
     try:
         return element_type_for_dtype(np.dtype(ctype), argument=f"ctype {ctype.__name__}")
     except (TypeError, ValueError):
@@ -238,7 +276,10 @@ def element_type_for_dlpack(code: int, bits: int, lanes: int = 1) -> ElementType
     if lanes != 1:
         raise TypeError(f"DLPack data type {name} is a vector of {lanes} lanes; a memref element is one value")
     if (code, bits) in _ML_DTYPES_DLPACK:
-        raise _install_hint(f"DLPack data type {name}")
+        if _load_ml_dtypes() is None:
+            raise _install_hint(f"DLPack data type {name}")
+        return _BY_DLPACK[code, bits]
+    _load_ml_dtypes()  # the message lists its types too
     raise TypeError(
         f"DLPack data type {name} has no MLIR element type here; supported: "
         + ", ".join(f"{dl.type_name(*k)} ({e.mlir})" for k, e in sorted(_BY_DLPACK.items()))
@@ -247,7 +288,10 @@ def element_type_for_dlpack(code: int, bits: int, lanes: int = 1) -> ElementType
 
 def dlpack_type_for_dtype(dtype: DTypeLike) -> tuple[int, int, int] | None:
     """The DLPack data type (code, bits, lanes) of a NumPy dtype the table has, else None."""
-    return _DLPACK_OF.get(dtype) or _DLPACK_OF.get(np.dtype(dtype))
+    found = _DLPACK_OF.get(dtype) or _DLPACK_OF.get(np.dtype(dtype))
+    if found is None and not is_numpy_native(dtype) and _load_ml_dtypes() is not None:
+        found = _DLPACK_OF.get(np.dtype(dtype))
+    return found
 
 
 def as_ctype(dtp: DTypeLike) -> type:
@@ -260,9 +304,7 @@ def as_ctype(dtp: DTypeLike) -> type:
 
 # Arrays of the element structs (as np.ctypeslib.as_array makes them) and the dtype they view as.
 _STRUCT_VIEWS = {np.dtype(c): et.dtype for c, et in _BY_CTYPE.items() if issubclass(c, ctypes.Structure)}
-_STRUCTS_NEEDING_ML_DTYPES = {
-    np.dtype(c): attr for c, (_, attr) in _ML_DTYPES_CTYPES.items() if np.dtype(c) not in _STRUCT_VIEWS
-}
+_ML_DTYPES_STRUCTS = {np.dtype(c): attr for c, (_, attr) in _ML_DTYPES_CTYPES.items()}
 
 
 def to_numpy(array: np.ndarray) -> np.ndarray:
@@ -270,6 +312,8 @@ def to_numpy(array: np.ndarray) -> np.ndarray:
     view = _STRUCT_VIEWS.get(array.dtype)
     if view is not None:
         return array.view(view)
-    if array.dtype in _STRUCTS_NEEDING_ML_DTYPES:
-        raise _install_hint(_STRUCTS_NEEDING_ML_DTYPES[array.dtype])
+    if array.dtype in _ML_DTYPES_STRUCTS:
+        if _load_ml_dtypes() is None:
+            raise _install_hint(_ML_DTYPES_STRUCTS[array.dtype])
+        return array.view(_STRUCT_VIEWS[array.dtype])
     return array

@@ -6,10 +6,11 @@ does, ``np`` and ``ctypes`` included (upstream tests use them through the star i
 
 import ctypes
 import sys
+from typing import Any
 
 import numpy as np
 
-from . import UPSTREAM_NAMES
+from . import UPSTREAM_NAMES, element_types
 from .conversion import (  # noqa: F401 - re-exported: __all__ is UPSTREAM_NAMES
     get_ranked_memref_descriptor,
     get_unranked_memref_descriptor,
@@ -31,11 +32,16 @@ from .element_types import (  # noqa: F401
     F8E5M2,
     F16,
     as_ctype,
-    ml_dtypes,
     to_numpy,
 )
 
 # `from mlir.runtime import *` also binds the submodule `np_to_memref`; so do we.
 np_to_memref = sys.modules[__name__]
 
-__all__ = ["np", "ctypes", "ml_dtypes", "np_to_memref", *UPSTREAM_NAMES]
+__all__ = ["np", "ctypes", "ml_dtypes", "np_to_memref", *UPSTREAM_NAMES]  # noqa: F822 - ml_dtypes: __getattr__
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ml_dtypes":  # imported on first use (element_types says why): the module, or None
+        return element_types.ml_dtypes
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
