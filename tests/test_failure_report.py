@@ -355,8 +355,13 @@ def test_a_test_killed_by_sigkill_ends_so_and_never_runs_again(tmp_path):
 def test_llvm_handlers_take_only_the_fatal_signals(tmp_path, then, status):
     """SIGUSR1 still ends the process, Ctrl-C still raises KeyboardInterrupt and leaves the
     crash handlers in place: LLVM's handlers would have taken both."""
+    # The actions Python starts with in a terminal, whatever this run inherited: a command put in
+    # the background by a shell without job control (`cmd &` in a script, as CI's lanes are)
+    # starts with SIGINT ignored, and then Python installs no KeyboardInterrupt handler at all.
     code = f"""
 import ctypes, os, signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)
+signal.signal(signal.SIGUSR1, signal.SIG_DFL)
 import mlir.ir
 assert sys.modules["memref_runtime.process.native_stack"]._installed_from  # LLVM's handlers are in
 if {then!r} == "SIGUSR1":
