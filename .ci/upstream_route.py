@@ -1,10 +1,11 @@
 """CI route: upstream MLIR's own tests of one release, unchanged, from a plain pip install.
 
-    python3 .ci/upstream_route.py ARCHIVE
+    python3 .ci/upstream_route.py [--venv VENV] ARCHIVE
 
 ARCHIVE is LLVM's `mlir/test` of the release the wheels are (../shared/upstream/
 mlir-test-22.1.8.tar.gz). In a temporary folder outside the checkout this makes what a
-downstream project would: a fresh venv with a plain, non-editable `pip install <checkout>`, and a
+downstream project would: a fresh venv with a plain, non-editable `pip install <checkout>` (or
+VENV, one made so already: .ci/run's plain route's), and a
 suite whose lit.cfg.py is the two lines of the README, holding upstream's `Integration/`,
 `mlir-runner/` and `python/` folders under `test/` (benchmarks/upstream_suites.py). lit runs
 them with nothing of Debian's LLVM in reach: where /usr/lib/llvm-NN is installed, a private
@@ -20,6 +21,7 @@ tests. The standard library only.
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import shutil
@@ -63,8 +65,9 @@ def hidden_llvm_command(command: list, major: str) -> tuple:
 def install(work: Path) -> Path:
     """A fresh venv with a plain install of the checkout; its lit."""
     subprocess.run([sys.executable, "-m", "venv", str(work / "venv")], check=True)
-    # The test extra: PyYAML, which upstream's opdsl tests need (python/dialects/linalg/opdsl).
-    subprocess.run([str(work / "venv" / "bin" / "pip"), "install", "-q", f"{CHECKOUT}[test]"], check=True)
+    # ml_dtypes and PyYAML, which upstream's python tests use (bf16 arrays; the opdsl tests).
+    pip = [str(work / "venv" / "bin" / "pip"), "install", "-q"]
+    subprocess.run([*pip, str(CHECKOUT), "ml_dtypes", "PyYAML"], check=True)
     return work / "venv" / "bin" / "lit"
 
 
@@ -91,13 +94,19 @@ def judge(results: dict) -> list:
 
 
 def main() -> int:
-    archive = Path(sys.argv[1])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--venv", type=Path, help="a venv with a plain install of the checkout (default: make one)")
+    parser.add_argument("archive", type=Path)
+    args = parser.parse_args()
+    archive = args.archive
     started = time.monotonic()
     version = re.search(r"(\d+)\.\d+\.\d+", archive.name)
     major = version.group(1) if version else "22"
     work = Path(tempfile.mkdtemp(prefix="upstream-route-"))
     print(f"upstream's tests read from {archive}; suite and venv in {work}")
-    lit = install(work)
+    lit = args.venv / "bin" / "lit" if args.venv else install(work)
+    if not lit.exists():
+        parser.error(f"--venv: expected a venv with memref-runtime installed (its bin/lit), got {args.venv}")
     suite = unpack_harness_suite(archive, work / "suite")
     command, hidden = hidden_llvm_command([str(lit), "-a", "-j2", *(str(suite / "test" / f) for f in FOLDERS)], major)
     print(hidden)

@@ -3,7 +3,8 @@
 them, and idle, side by side in one run. It prints how often each verdict was the right one.
 
     python benchmarks/under_load.py                 # 10 claim runs and 5 lit runs, loaded and idle (~6 min)
-    python benchmarks/under_load.py --quick         # 2 and 1: checks that it runs (CI)
+    python benchmarks/under_load.py --quick         # 2 and 1: checks that it runs
+    python benchmarks/under_load.py --quick --only loaded  # the loaded side alone (CI's load route)
     python benchmarks/under_load.py --busy 3        # three busy processes instead of two
     python benchmarks/under_load.py --markdown      # the table in Markdown
     python benchmarks/under_load.py --write-figures # and into docs/figures/under_load.md (docs include it)
@@ -122,6 +123,9 @@ def describe(counts: dict, want: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="2 claim runs and 1 lit run per condition")
+    parser.add_argument(
+        "--only", choices=("loaded", "idle"), help="one condition (default both, side by side)"
+    )
     parser.add_argument("--busy", type=int, default=2, help="busy processes in the loaded condition (default 2)")
     parser.add_argument("--claims", type=int, help="runs of each claim per condition (default 10)")
     parser.add_argument("--lit", type=int, help="runs of the lit suite per condition (default 5)")
@@ -140,7 +144,8 @@ def report(args: argparse.Namespace) -> int:
     write()
     rows = []
     right = True
-    for condition, processes in (("loaded", args.busy), ("idle", 0)):
+    conditions = [c for c in (("loaded", args.busy), ("idle", 0)) if args.only in (None, c[0])]
+    for condition, processes in conditions:
         with busy(processes):
             verdicts = claim_verdicts(claims)
             runs = lit_runs(lits)
