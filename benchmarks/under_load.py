@@ -123,9 +123,7 @@ def describe(counts: dict, want: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="2 claim runs and 1 lit run per condition")
-    parser.add_argument(
-        "--only", choices=("loaded", "idle"), help="one condition (default both, side by side)"
-    )
+    parser.add_argument("--only", choices=("loaded", "idle"), help="one condition (default both, side by side)")
     parser.add_argument("--busy", type=int, default=2, help="busy processes in the loaded condition (default 2)")
     parser.add_argument("--claims", type=int, help="runs of each claim per condition (default 10)")
     parser.add_argument("--lit", type=int, help="runs of the lit suite per condition (default 5)")
