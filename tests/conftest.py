@@ -37,8 +37,8 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers",
         "harness: tests of the lit harness's machinery (lit, CMake, pytest, the tools run in "
-        "subprocesses); the same on every Python and provider, so .ci/run's 3.10 and torch-mlir "
-        "routes deselect them (-m 'not harness') and run the lit suite itself there instead",
+        "subprocesses); the same on every Python and provider, so .ci/run's torch-mlir route "
+        "(Python 3.10) deselects them (-m 'not harness') and runs the lit suite itself there instead",
     )
 
 

@@ -12,15 +12,15 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def routes_table() -> str:
-    """`.ci/run --list` as a Markdown table: one row per route, in the order of a full run."""
+    """`.ci/run --list` as a Markdown table: one row per route (its lane, what it shows)."""
     listed = subprocess.run(
         ["bash", str(ROOT / ".ci" / "run"), "--list"], capture_output=True, text=True, check=True, timeout=60
     ).stdout
-    rows = [line.split(None, 1) for line in listed.splitlines() if line.strip()]
-    if not rows or any(len(row) != 2 for row in rows):
+    rows = [line.split(None, 2) for line in listed.splitlines() if line.strip()]
+    if not rows or any(len(row) != 3 for row in rows):
         raise ValueError(f".ci/run --list printed no route table: {listed!r}")
-    body = [f"| `{name}` | {what.replace('|', '&#124;')} |" for name, what in rows]
-    return "\n".join(["| route | what it shows |", "| --- | --- |", *body])
+    body = [f"| `{name}` | {lane} | {what.replace('|', '&#124;')} |" for name, lane, what in rows]
+    return "\n".join(["| route | lane | what it shows |", "| --- | --- | --- |", *body])
 
 
 def on_page_markdown(markdown: str, **kwargs: Any) -> str:
