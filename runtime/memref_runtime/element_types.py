@@ -288,9 +288,12 @@ def element_type_for_dlpack(code: int, bits: int, lanes: int = 1) -> ElementType
 
 def dlpack_type_for_dtype(dtype: DTypeLike) -> tuple[int, int, int] | None:
     """The DLPack data type (code, bits, lanes) of a NumPy dtype the table has, else None."""
-    found = _DLPACK_OF.get(dtype) or _DLPACK_OF.get(np.dtype(dtype))
-    if found is None and not is_numpy_native(dtype) and _load_ml_dtypes() is not None:
-        found = _DLPACK_OF.get(np.dtype(dtype))
+    found = _DLPACK_OF.get(dtype)
+    if found is None:
+        dtype = np.dtype(dtype)
+        found = _DLPACK_OF.get(dtype)
+        if found is None and not is_numpy_native(dtype) and _load_ml_dtypes() is not None:
+            found = _DLPACK_OF.get(dtype)
     return found
 
 
