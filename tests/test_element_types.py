@@ -269,7 +269,9 @@ FIRST_USES = {
     "ctype": "assert element_type_for_ctype(memref_runtime.F8E4M3FN).mlir == 'f8E4M3FN'",
     "dlpack": "assert element_type_for_dlpack(4, 16).mlir == 'bf16'",
     "struct array": "assert str(to_numpy(np.zeros(2, dtype=memref_runtime.F8E5M2)).dtype) == 'float8_e5m2'",
-    "np_to_memref": "from memref_runtime.np_to_memref import ml_dtypes as m; assert m.__name__ == 'ml_dtypes'",
+    "np_to_memref": "from memref_runtime.np_to_memref import ml_dtypes as m; assert m.bfloat16.__name__ == 'bfloat16'",
+    # What upstream-style tests do: the star import binds ml_dtypes, imported on first use.
+    "star import": "assert ml_dtypes.__name__ == 'ml_dtypes' and np.dtype(ml_dtypes.float8_e5m2).itemsize == 1",
     "array": (
         "import ml_dtypes\n"
         "a = np.arange(4, dtype=np.float32).astype(ml_dtypes.bfloat16)\n"
@@ -282,9 +284,9 @@ FIRST_USES = {
 @needs_ml_dtypes
 @pytest.mark.parametrize("first_use", FIRST_USES.values(), ids=FIRST_USES.keys())
 def test_ml_dtypes_is_imported_on_first_need_only(first_use):
-    """Importing the package and making a JitModule leave ml_dtypes unimported (its import costs
-    more CPU than NumPy's and MLIR's together, in every lit test's process); the first use of one
-    of its types imports it, and that use works."""
+    """Importing the package, star-importing np_to_memref and making a JitModule leave ml_dtypes
+    unimported (its import costs more CPU than NumPy's and MLIR's together, in every lit test's
+    process); the first use of one of its types imports it, and that use works."""
     code = "\n".join(
         [
             "import sys, numpy as np, memref_runtime",
@@ -292,6 +294,7 @@ def test_ml_dtypes_is_imported_on_first_need_only(first_use):
             "from memref_runtime.element_types import element_type_for_ctype, element_type_for_dlpack,"
             " element_type_for_mlir, to_numpy",
             "JitModule('func.func @f() { return }')",
+            "from memref_runtime.np_to_memref import *",
             "assert 'ml_dtypes' not in sys.modules, 'imported before first use'",
             first_use,
             "assert 'ml_dtypes' in sys.modules",

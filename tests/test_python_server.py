@@ -201,6 +201,15 @@ def test_the_child_has_no_mlir_context_and_one_thread(folder):
     assert_same(fresh, served)
 
 
+def test_the_server_does_not_import_ml_dtypes(folder):
+    """Its import costs ~0.7 s of CPU at every server start (upstream's mlir.runtime imports it):
+    left to the tests that use it, as in a fresh interpreter."""
+    code = "import sys; import memref_runtime.jit; print('ml_dtypes' in sys.modules)"
+    fresh, served = both(folder, ["-c", code])
+    assert fresh.stdout == b"False\n"
+    assert_same(fresh, served)
+
+
 def test_global_numpy_random_state_differs_between_children(folder):
     code = "import numpy; print(numpy.random.rand())"
     outs = {subprocess.run(CLIENT + ["-c", code], capture_output=True, env=server_env(folder)).stdout for _ in range(3)}

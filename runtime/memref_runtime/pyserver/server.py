@@ -36,13 +36,15 @@ from ..process.ending import dies_with
 from .client import OWNER_ENV, RECORD, VOLATILE_ENV
 
 # What the tests import, imported once here (a module missing from a provider is skipped).
+# Not upstream's mlir.runtime: it imports ml_dtypes, ~0.7 s of CPU at every server start, for
+# the few tests that import it (they import it themselves; under -D mlir_runtime=memref_runtime
+# it is an alias of memref_runtime.np_to_memref, preloaded below).
 PRELOAD = (
     "numpy",
     "ctypes",
     "mlir.ir",
     "mlir.passmanager",
     "mlir.execution_engine",
-    "mlir.runtime",
     "memref_runtime",
     "memref_runtime.np_to_memref",
     "memref_runtime.testing",
