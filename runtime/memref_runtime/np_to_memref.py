@@ -51,6 +51,8 @@ class _MlDtypesOnFirstUse(types.ModuleType):
 
     def __getattr__(self, name: str) -> Any:
         module = element_types.ml_dtypes  # imported here, and its types join the tables
+        if module is None:  # found on the path, yet its import failed
+            raise ImportError(f"ml_dtypes.{name}: ml_dtypes is installed but could not be imported")
         self.__dict__.update(vars(module))
         return getattr(module, name)
 
