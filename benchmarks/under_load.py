@@ -4,7 +4,8 @@ them, and idle, side by side in one run. It prints how often each verdict was th
 
     python benchmarks/under_load.py                 # 10 claim runs and 5 lit runs, loaded and idle (~6 min)
     python benchmarks/under_load.py --quick         # 2 and 1: checks that it runs
-    python benchmarks/under_load.py --quick --only loaded  # the loaded side alone (CI's load route)
+    python benchmarks/under_load.py --quick --only loaded --lit-filter perf_
+                                                    # the loaded side, the suite's perf tests (CI's load route)
     python benchmarks/under_load.py --busy 3        # three busy processes instead of two
     python benchmarks/under_load.py --markdown      # the table in Markdown
     python benchmarks/under_load.py --write-figures # and into docs/figures/under_load.md (docs include it)
@@ -13,6 +14,8 @@ them, and idle, side by side in one run. It prints how often each verdict was th
    claimed 3x) must pass, and a false one (N against N, claimed 2x) must fail, saying "measured
    false" (or "inconclusive"; either is a failure, the script counts which).
 2. The lit suite, performance tests included (`lit -s lit_tests`): every run must pass.
+   `--lit-filter REGEX` runs the tests whose path matches it (lit's `--filter`): `perf_`, the
+   performance tests alone, is the part whose verdicts load could change.
 
 "Loaded" runs `--busy` processes that spin on the CPU (by default 2, on a 2-core machine a load
 average of 3 to 4 with the work itself); "idle" runs without them. The load average is printed
@@ -96,20 +99,24 @@ def redirect_stderr(stream):
         sys.stderr = saved
 
 
-def lit_runs(runs: int) -> list:
-    """(passed, failed, seconds) of each of `runs` runs of the lit suite."""
+def lit_runs(runs: int, only: str | None = None) -> list:
+    """(passed, failed, seconds) of each of `runs` runs of the lit suite (of its tests whose path
+    matches `only`, lit's --filter)."""
     lit = shutil.which("lit", path=os.path.dirname(sys.executable)) or shutil.which("lit")
     if lit is None:
         raise SystemExit("under_load.py: lit is not installed (pip install -e '.[test]')")
     got = []
     for _ in range(runs):
         started = time.perf_counter()
-        out = subprocess.run([lit, "-s", str(ROOT / "lit_tests")], capture_output=True, text=True, cwd=ROOT)
+        command = [lit, "-s", str(ROOT / "lit_tests")] + (["--filter", only] if only else [])
+        out = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
         passed = re.search(r"Passed\s*:\s*(\d+)", out.stdout)
         failed = re.search(r"Failed\s*:\s*(\d+)", out.stdout)
-        got.append((int(passed[1]) if passed else 0, int(failed[1]) if failed else 0, time.perf_counter() - started))
-        if failed:
-            print(out.stdout[-3000:], file=sys.stderr)
+        n_passed, n_failed = int(passed[1]) if passed else 0, int(failed[1]) if failed else 0
+        if out.returncode != 0 or n_passed == 0:  # a run that passed nothing (a filter that matched none) is wrong too
+            n_failed = max(n_failed, 1)
+            print(out.stdout[-3000:] + out.stderr[-2000:], file=sys.stderr)
+        got.append((n_passed, n_failed, time.perf_counter() - started))
     return got
 
 
@@ -127,6 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--busy", type=int, default=2, help="busy processes in the loaded condition (default 2)")
     parser.add_argument("--claims", type=int, help="runs of each claim per condition (default 10)")
     parser.add_argument("--lit", type=int, help="runs of the lit suite per condition (default 5)")
+    parser.add_argument("--lit-filter", metavar="REGEX", help="only the lit tests whose path matches (lit's --filter)")
     parser.add_argument("--markdown", action="store_true", help="print the table in Markdown")
     add_figures_option(parser)
     args = parser.parse_args(argv)
@@ -138,7 +146,8 @@ def report(args: argparse.Namespace) -> int:
     claims = args.claims or (2 if args.quick else 10)
     lits = args.lit if args.lit is not None else (1 if args.quick else 5)
     write_machine(args.markdown)
-    write(f"Loaded: {args.busy} busy processes; {claims} runs of each claim, {lits} of the lit suite, per condition.")
+    suite = f"the lit tests matching {args.lit_filter!r}" if args.lit_filter else "the lit suite"
+    write(f"Loaded: {args.busy} busy processes; {claims} runs of each claim, {lits} of {suite}, per condition.")
     write()
     rows = []
     right = True
@@ -146,11 +155,13 @@ def report(args: argparse.Namespace) -> int:
     for condition, processes in conditions:
         with busy(processes):
             verdicts = claim_verdicts(claims)
-            runs = lit_runs(lits)
+            runs = lit_runs(lits, args.lit_filter)
             load = os.getloadavg()[0]
         (true_counts, true_s), (false_counts, false_s) = verdicts["true 3x"], verdicts["false 2x"]
         lit_passed = sum(1 for _, failed, _ in runs if failed == 0)
-        lit_text = f"{lit_passed} of {len(runs)}" + (f" ({max(s for *_, s in runs):.0f} s max)" if runs else "")
+        tests = max((p for p, *_ in runs), default=0)
+        slowest = max((s for *_, s in runs), default=0)
+        lit_text = f"{lit_passed} of {len(runs)}" + (f" ({tests} tests, {slowest:.0f} s max)" if runs else "")
         rows.append(
             [
                 condition,
