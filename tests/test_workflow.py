@@ -3,6 +3,7 @@ and the sharded matrix and the job that checks the shards agree on shards and Py
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -97,3 +98,55 @@ def test_the_readme_route_runs_the_readmes_two_commands_word_for_word():
     ci_run = (REPO / ".ci" / "run").read_text()
     body = ci_run.split("readme_commands() {\n", 1)[1].split("\n}\n", 1)[0]
     assert [line.strip() for line in body.splitlines()] == block.strip().splitlines()
+
+
+def _uv_env():
+    spec = importlib.util.spec_from_file_location("uv_env", REPO / ".ci" / "uv_env.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_uv_gets_pips_indexes_links_constraints_and_certificates():
+    """.ci/run's uv installs from where pip would: `pip config list` as uv's variables."""
+    listed = (
+        ":env:.cert='/etc/ssl/certs/ca.crt'\n"
+        ":env:.default-timeout='180'\n"
+        ":env:.find-links='/opt/wheels'\n"
+        "global.constraint='/etc/xdg/pip/constraints.txt'\n"
+        "global.extra-index-url='file:///opt/pypi/simple file:///opt/more/simple'\n"
+        "global.find-links='/opt/wheels /srv/wheels'\n"
+        "install.index-url='https://mirror.example/simple'\n"
+        "user.index-url='https://not-a-section-pip-reads-here/simple'\n"
+    )
+    assert _uv_env().settings(listed) == {
+        "SSL_CERT_FILE": ["/etc/ssl/certs/ca.crt"],
+        "UV_FIND_LINKS": ["/opt/wheels", "/srv/wheels"],
+        "UV_CONSTRAINT": ["/etc/xdg/pip/constraints.txt"],
+        "UV_INDEX": ["file:///opt/pypi/simple", "file:///opt/more/simple"],
+        "UV_DEFAULT_INDEX": ["https://mirror.example/simple"],
+    }
+    assert _uv_env().settings("") == {}
+
+
+def test_uv_env_prints_one_variable_a_line_and_pips_index_strategy(tmp_path):
+    """What .ci/run exports: NAME=value lines, several values joined as uv reads them, and
+    pip's "best version of any index" where there are extra indexes."""
+    fake_pip = tmp_path / "pip"
+    fake_pip.mkdir()
+    (fake_pip / "__init__.py").write_text("")
+    (fake_pip / "__main__.py").write_text(
+        "print(\"global.find-links='/a /b'\")\nprint(\"global.extra-index-url='file:///x file:///y'\")\n"
+    )
+    out = subprocess.run(
+        [sys.executable, str(REPO / ".ci" / "uv_env.py")],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [
+        "UV_FIND_LINKS=/a,/b",
+        "UV_INDEX=file:///x file:///y",
+        "UV_INDEX_STRATEGY=unsafe-best-match",
+    ]
