@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -90,6 +91,21 @@ def test_the_workflow_runs_every_route_of_ci_run_from_its_list():
 def test_an_unknown_route_is_refused_by_name():
     out = subprocess.run([str(REPO / ".ci" / "run"), "no-such-route"], capture_output=True, text=True)
     assert out.returncode == 2 and "no route named 'no-such-route': .ci/run --list names them" in out.stderr
+
+
+def test_no_script_under_pipefail_pipes_into_grep_q():
+    """Under `set -o pipefail`, `producer | grep -q` fails at random: grep quits at its first
+    match, and a producer still writing dies of SIGPIPE: the pipeline's status. `.ci/run` once
+    refused its own first route so ("no route named 'lint'")."""
+    # .ci/run sets it; GitHub runs a workflow's bash steps with -eo pipefail.
+    scripts = [REPO / ".ci" / "run", *WORKFLOWS]
+    piped = [
+        f"{path.relative_to(REPO)}:{number}: {line.strip()}"
+        for path in scripts
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if not line.lstrip().startswith("#") and re.search(r"\|\s*grep\s+-[A-Za-z]*q", line)
+    ]
+    assert piped == []
 
 
 def test_the_readme_route_runs_the_readmes_two_commands_word_for_word():
