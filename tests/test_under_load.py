@@ -3,26 +3,15 @@ passes no test (a filter that matches none) counts as a wrong verdict, not as a 
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-
 import pytest
-from support.paths import REPO
+from support.paths import REPO, load_script
 
 pytestmark = pytest.mark.harness
 
 
 @pytest.fixture(scope="module")
 def under_load():
-    # As `python benchmarks/under_load.py` runs it: its folder first on the path (harness.py).
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    try:
-        spec = importlib.util.spec_from_file_location("under_load", REPO / "benchmarks" / "under_load.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(REPO / "benchmarks"))
-    return module
+    return load_script(REPO / "benchmarks" / "under_load.py")
 
 
 def test_a_filter_runs_the_tests_it_matches(under_load):

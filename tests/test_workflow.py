@@ -3,7 +3,6 @@ and the sharded matrix and the job that checks the shards agree on shards and Py
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -13,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.paths import REPO
+from support.paths import REPO, load_script
 
 pytestmark = pytest.mark.harness
 
@@ -117,10 +116,7 @@ def test_the_readme_route_runs_the_readmes_two_commands_word_for_word():
 
 
 def _uv_env():
-    spec = importlib.util.spec_from_file_location("uv_env", REPO / ".ci" / "uv_env.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(REPO / ".ci" / "uv_env.py")
 
 
 def test_uv_gets_pips_indexes_links_constraints_and_certificates():

@@ -1,7 +1,9 @@
-"""Where the checkout's parts are: the repository, runtime/, mlir_inputs/, and the lit to run."""
+"""Where the checkout's parts are: the repository, runtime/, mlir_inputs/, and the lit to run;
+and the checkout's scripts (.ci/, benchmarks/) loaded as modules."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import sys
@@ -20,3 +22,16 @@ def mlir_input(name: str) -> Path:
     if not path.is_file():
         raise FileNotFoundError(f"mlir_input({name!r}): no shared MLIR module at {path}")
     return path
+
+
+def load_script(path: Path):
+    """The script at `path` (not a module of a package) as a module, loaded as `python PATH` runs
+    it: its folder first on sys.path while it loads, for the neighbours it imports."""
+    sys.path.insert(0, str(path.parent))
+    try:
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(path.parent))
+    return module
