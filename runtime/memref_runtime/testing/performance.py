@@ -23,9 +23,12 @@ rounds as well keeps that variation in the interval. The random generator has a 
 one set of samples gives one interval.
 
 A claim holds when the whole interval lies at or above it, and is measured false when the whole
-interval lies below it. While the interval straddles the claim, more rounds run, until it
-decides or the time budget (`budget` seconds, or `max_rounds` rounds) runs out: only then is
-the claim inconclusive, which check_faster reports apart from a claim measured false
+interval lies below it twice: for all rounds, and for a fresh batch of rounds run after that
+(the confirmation). A machine can run one kernel slower for a moment (a neighbour's cache
+traffic, a page's placement): a batch taken then decides nothing alone, and a confirmation
+that disagrees makes sampling go on. While the interval straddles the claim, more rounds run,
+until it decides or the time budget (`budget` seconds, or `max_rounds` rounds) runs out: only
+then is the claim inconclusive, which check_faster reports apart from a claim measured false
 (InconclusiveClaim, a subclass of AssertionError).
 """
 
@@ -175,6 +178,11 @@ def _comparison(got_a, got_b, confidence: float, seconds: float = 0.0) -> Compar
     return Comparison(ratio, low, high, confidence, tuple(got_a), tuple(got_b), clock, seconds)
 
 
+def _batch_below(got_fast: list, got_slow: list, start: int, confidence: float, at_least: float) -> bool:
+    """The rounds from `start` on, alone, put the whole interval below `at_least`."""
+    return _comparison(got_fast[start:], got_slow[start:], confidence).high < at_least
+
+
 def _check_options(rounds, confidence) -> None:
     if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
         raise ValueError(f"rounds must be an int >= 1, got {rounds!r}")
@@ -242,15 +250,21 @@ def check_faster(
     _check_claim_options(label, fast, slow, at_least, rounds, max_rounds, budget, confidence)
     started = time.perf_counter()
     got_fast, got_slow = _run_rounds(fast, slow, rounds, 0)
+    batch_start = 0  # the first round of the latest batch
+    below_before = False  # the interval lay below the claim before the latest batch ran
     while True:
         spent = time.perf_counter() - started
         result = _comparison(got_fast, got_slow, confidence, spent)
         if result.low >= at_least:
             log(f"{label}: faster, ok")
             return result
+        below = result.high < at_least
+        confirmed = below and below_before and _batch_below(got_fast, got_slow, batch_start, confidence, at_least)
         out_of_rounds = max_rounds is not None and len(got_fast) >= max_rounds
-        if result.high < at_least or out_of_rounds or spent >= budget:
+        if confirmed or out_of_rounds or spent >= budget:
             break
+        below_before = below
+        batch_start = len(got_fast)
         batch = rounds if max_rounds is None else min(rounds, max_rounds - len(got_fast))
         more_fast, more_slow = _run_rounds(fast, slow, batch, len(got_fast))
         got_fast += more_fast
@@ -258,7 +272,8 @@ def check_faster(
     claim = f"{label}: expected fast to be at least {at_least:g}x faster than slow"
     medians = f"medians per call: fast {format_seconds(result.median_a)}, slow {format_seconds(result.median_b)}"
     if result.high < at_least:
-        raise AssertionError(f"{claim}; measured false: {result.figures()}; {medians}")
+        how = "the latest batch of rounds alone too" if confirmed else "no rounds were left to confirm it"
+        raise AssertionError(f"{claim}; measured false: {result.figures()}; {medians} (below the claim: {how})")
     limit = f"max_rounds={max_rounds}" if out_of_rounds else f"the time budget of {budget:g} s"
     raise InconclusiveClaim(
         f"{claim}; inconclusive: {result.figures()}, and the interval still straddles the "
