@@ -43,7 +43,10 @@ def find_fault(name):
         log(lines[0])
         log("differs:", [line.split(" after the call:")[0].strip() for line in lines if "after the call:" in line])
         replay = subprocess.run([sys.executable, os.path.join(e.folder, "replay.py")], capture_output=True, text=True)
-        log("replay.py fails the same way:", replay.returncode == 1 and "after the call:" in replay.stderr)
+        same = replay.returncode == 1 and "after the call:" in replay.stderr
+        log("replay.py fails the same way:", same)
+        if not same:  # what it did instead, for whoever reads the failure
+            log(f"replay.py's exit status: {replay.returncode}; its output:\n{replay.stdout}{replay.stderr}")
     else:
         log(name, "passed, which it must not")
 
