@@ -19,7 +19,7 @@ from memref_runtime.testing import check_faster, mlir_inputs, run
 
 def placed(n):
     """Two float32 arrays of n elements (n * 4 a multiple of 4 KiB), zeros, in one buffer: x at
-    a page boundary, y 2 KiB past the page after x's end."""
+    a page boundary, y 2 KiB after x's end (so 2 KiB past a page boundary too)."""
     raw = np.zeros(2 * n * 4 + 3 * 4096, np.uint8)
     x_at = -raw.ctypes.data % 4096
     y_at = x_at + n * 4 + 2048

@@ -271,10 +271,10 @@ def check_faster(
         got_slow += more_slow
     claim = f"{label}: expected fast to be at least {at_least:g}x faster than slow"
     medians = f"medians per call: fast {format_seconds(result.median_a)}, slow {format_seconds(result.median_b)}"
-    if result.high < at_least:
-        how = "the latest batch of rounds alone too" if confirmed else "no rounds were left to confirm it"
-        raise AssertionError(f"{claim}; measured false: {result.figures()}; {medians} (below the claim: {how})")
     limit = f"max_rounds={max_rounds}" if out_of_rounds else f"the time budget of {budget:g} s"
+    if result.high < at_least:
+        how = "the latest batch of rounds alone too" if confirmed else f"{limit} left no rounds to confirm it"
+        raise AssertionError(f"{claim}; measured false: {result.figures()}; {medians} (below the claim: {how})")
     raise InconclusiveClaim(
         f"{claim}; inconclusive: {result.figures()}, and the interval still straddles the "
         f"claim after {limit}; {medians}. Claim a wider margin, or give check_faster a "
