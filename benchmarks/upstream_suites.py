@@ -27,9 +27,10 @@ from pathlib import Path
 FOLDERS = ("Integration", "mlir-runner", "python")
 HARNESS_LIT_CFG = "import memref_runtime.lit\nmemref_runtime.lit.configure(config, lit_config)\n"
 # Nothing is required after the name: lit's stderr (a warning) can land on the same line, before
-# its newline, when both streams go to one file.
+# its newline, when both streams go to one file. The rest of the line (" (12 of 502)", such a
+# warning) is read with it: it is not the test's output, whose first line is an UNSUPPORTED reason.
 RESULT_LINE = re.compile(
-    r"^(PASS|FAIL|XFAIL|XPASS|UNSUPPORTED|UNRESOLVED|TIMEOUT|SKIPPED|EXCLUDED): (.+?) :: (\S+)",
+    r"^(PASS|FAIL|XFAIL|XPASS|UNSUPPORTED|UNRESOLVED|TIMEOUT|SKIPPED|EXCLUDED): (.+?) :: (\S+)[^\n]*",
     re.M,
 )
 # What the harness's report adds to a failure that a known defect of the toolchain explains.

@@ -26,11 +26,13 @@ def mlir_input(name: str) -> Path:
 
 def load_script(path: Path):
     """The script at `path` (not a module of a package) as a module, loaded as `python PATH` runs
-    it: its folder first on sys.path while it loads, for the neighbours it imports."""
+    it: its folder first on sys.path while it loads, for the neighbours it imports. It is in
+    sys.modules under its name, as an imported module is (dataclasses look their module up)."""
     sys.path.insert(0, str(path.parent))
     try:
         spec = importlib.util.spec_from_file_location(path.stem, path)
         module = importlib.util.module_from_spec(spec)
+        sys.modules[path.stem] = module
         spec.loader.exec_module(module)
     finally:
         sys.path.remove(str(path.parent))
