@@ -31,7 +31,9 @@ def run_counts(output: str) -> dict:
     lit = [re.search(rf"^\s*{word}\s*:\s*(\d+)", output, re.M) for word in words]
     if all(lit):
         counts["lit"] = ", ".join(f"{word}: {found.group(1)}" for word, found in zip(words, lit))
-    summaries = re.findall(r"^=* ?(\d+ passed[^=\n]*?)(?: in [\d.]+s.*)?=*$", output, re.M)
+    # pytest's last line: "==== 1 failed, 1454 passed, 40 skipped in 432.65s (0:07:12) ====" (no
+    # "=" under -q)
+    summaries = re.findall(r"^=*\s*(\d+ \w+(?:, \d+ \w+)*) in [\d.]+s\b", output, re.M)
     if summaries:
         counts["pytest"] = summaries[-1].strip()
     return counts

@@ -162,3 +162,38 @@ def test_uv_env_prints_one_variable_a_line_and_pips_index_strategy(tmp_path):
         "UV_INDEX=file:///x file:///y",
         "UV_INDEX_STRATEGY=unsafe-best-match",
     ]
+
+
+# What the README's two commands print at their end, as the readme route saw it (lit -sv, then
+# pytest's summary line).
+README_COMMANDS_OUTPUT = """\
+Total Discovered Tests: 60
+  Unsupported:  5 (8.33%)
+  Passed     : 55 (91.67%)
+........................................................................ [100%]
+=========== 1455 passed, 40 skipped, 3 xfailed in 432.65s (0:07:12) ============
+"""
+
+
+def test_the_readme_route_reads_the_readmes_counts_and_the_commands_ends(tmp_path):
+    readme_counts = load_script(REPO / ".ci" / "readme_counts.py")
+    said = readme_counts.readme_counts((REPO / "README.md").read_text())
+    assert set(said) == {"lit", "pytest"}
+    assert said["lit"] == "Total Discovered Tests: 60, Unsupported: 5, Passed: 55"
+    assert re.fullmatch(r"\d+ passed, \d+ skipped, \d+ xfailed", said["pytest"])
+    ended = readme_counts.run_counts(README_COMMANDS_OUTPUT)
+    assert ended == {
+        "lit": "Total Discovered Tests: 60, Unsupported: 5, Passed: 55",
+        "pytest": "1455 passed, 40 skipped, 3 xfailed",
+    }
+    (tmp_path / "out.txt").write_text(README_COMMANDS_OUTPUT.replace("1455 passed", "1 failed, 1454 passed"))
+    run = subprocess.run(
+        [sys.executable, REPO / ".ci" / "readme_counts.py", REPO / "README.md", tmp_path / "out.txt"],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0  # it says so; it does not fail the route
+    expected = (
+        f"pytest: 1 failed, 1454 passed, 40 skipped, 3 xfailed (the README says {said['pytest']}: update its table)"
+    )
+    assert f"README counts, {expected}" in run.stdout
