@@ -11,6 +11,13 @@ from support import workers
 from support.build_tree import installed_mlir, make_build_tree
 from support.engine import HAVE_JIT, MIN_MLIR_FOR_I1_MEMREF, MLIR_MAJOR
 
+from memref_runtime import environment
+
+# Every xdist worker and every Python the tests start (pytest, lit, the culprit's check runs)
+# imports NumPy, whose OpenBLAS starts a thread pool that spins a while: one thread, as lit's test
+# processes get (docs/speed.md), unless the environment says how many.
+os.environ.setdefault(environment.OPENBLAS_NUM_THREADS, "1")
+
 # Property tests (tests/test_properties.py) run under a profile: "ci" by default, a few hundred
 # examples in all; `pytest --hypothesis-profile=long tests/test_properties.py` runs 10,000 per
 # property. No deadline: the first example of a kernel JIT-compiles it.

@@ -292,3 +292,29 @@ def test_performance_tests_run_one_at_a_time_and_others_beside_them(tmp_path):
     # The others are not held back: at least two of the six tests ran at once.
     everything = list(got.values())
     assert any(overlap(a, b) for i, a in enumerate(everything) for b in everything[i + 1 :]), got
+
+
+# A test that passes when its process sees OPENBLAS_NUM_THREADS={expected}.
+BLAS_THREADS_TEST = """# RUN: %PYTHON %s
+import os, sys
+seen = os.environ.get("OPENBLAS_NUM_THREADS")
+sys.exit(0 if seen == "{expected}" else f"OPENBLAS_NUM_THREADS is {{seen!r}}, expected {expected!r}")
+"""
+
+
+@needs_lit
+@pytest.mark.parametrize("server", ["0", "1"])
+@pytest.mark.parametrize("outer", [None, "3"])
+def test_a_tests_openblas_gets_one_thread_unless_lits_environment_says(tmp_path, server, outer):
+    """lit runs a test per core: NumPy's OpenBLAS gets one thread in each test process, fresh or
+    forked from the pre-started interpreter, unless lit's own environment says how many."""
+    expected = outer or "1"
+    suite = write(
+        tmp_path / "blas", {"lit.cfg.py": config_calling(), "t.py": BLAS_THREADS_TEST.format(expected=expected)}
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if outer:
+        env["OPENBLAS_NUM_THREADS"] = outer
+    out = run_lit(suite, "-D", f"python_server={server}", env=env)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "PASS: blas :: t.py" in out.stdout

@@ -45,6 +45,9 @@ MLIR_GENERATE_PATTERN_CATALOG = "MLIR_GENERATE_PATTERN_CATALOG"
 LIT_USE_INTERNAL_SHELL = "LIT_USE_INTERNAL_SHELL"
 PYTEST_CURRENT_TEST = "PYTEST_CURRENT_TEST"
 
+# -- other libraries', set here -----------------------------------------------------------------
+OPENBLAS_NUM_THREADS = "OPENBLAS_NUM_THREADS"
+
 # name -> what it means: docs/lit-config.md's table of the environment is made from this one.
 VARIABLES = {
     BINDINGS: "which MLIR Python package `mlir` is: mlir (the wheels, default) or torch_mlir (-D mlir_python, "
@@ -79,4 +82,6 @@ VARIABLES = {
     "(--debug-only=pattern-logging-listener) and FileCheck dumps its input",
     LIT_USE_INTERNAL_SHELL: "as in LLVM's lit configs: 0 runs the RUN lines in the external shell (default: lit's own)",
     PYTEST_CURRENT_TEST: "pytest's id of the running test (read for the command a check_against failure prints)",
+    OPENBLAS_NUM_THREADS: "the threads of NumPy's OpenBLAS in lit's test processes: 1, unless lit's own environment "
+    "sets it (lit runs a test per core already)",
 }

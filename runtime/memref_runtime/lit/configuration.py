@@ -317,6 +317,10 @@ def set_environment(suite: Suite) -> None:
     for variable in ("HOME", "DYLD_LIBRARY_PATH"):
         if variable in os.environ:
             env[variable] = os.environ[variable]
+    # lit runs a test per core already: a test's OpenBLAS (NumPy's) gets one thread, unless lit's
+    # environment (or the site config) says how many. Every `import numpy` starts OpenBLAS's pool,
+    # whose threads spin a while: CPU that no test asked for (docs/speed.md).
+    env.setdefault(environment.OPENBLAS_NUM_THREADS, os.environ.get(environment.OPENBLAS_NUM_THREADS, "1"))
 
 
 def follow_upstream(suite: Suite) -> None:
