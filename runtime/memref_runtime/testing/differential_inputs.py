@@ -191,7 +191,17 @@ def make_plans(
     return plans
 
 
-def _layout(draw, st, plan: ArgumentPlan, shape: tuple) -> Layout:
+class _LayoutStrategies:
+    """The strategies _layout draws from, built once per example strategy."""
+
+    def __init__(self, st):
+        self.st = st
+        self.kinds = {False: st.sampled_from(("unit", "gap", "zero")), True: st.sampled_from(("unit", "gap"))}
+        self.sign = st.sampled_from((1, -1))
+        self.small = st.integers(0, 3)
+
+
+def _layout(draw, strategies: _LayoutStrategies, plan: ArgumentPlan, shape: tuple) -> Layout:
     """A layout for `shape`: C-contiguous, or for a strided memref one drawn with the static
     strides kept (axis order, gaps of 1 or 2, either sign, zero strides for inputs, margins)."""
     count = math.prod(shape)
@@ -202,15 +212,15 @@ def _layout(draw, st, plan: ArgumentPlan, shape: tuple) -> Layout:
     static = plan.spec.strides
     innermost_first = list(reversed(range(rank)))
     if all(s is DYNAMIC for s in static) and rank > 1:
-        innermost_first = draw(st.permutations(innermost_first))
+        innermost_first = draw(strategies.st.permutations(innermost_first))
     strides, covered = [0] * rank, 1
-    kinds = ("unit", "gap", "zero") if not plan.output else ("unit", "gap")
+    kinds = strategies.kinds[plan.output]  # no zero strides for outputs
     for axis in innermost_first:
         if static[axis] is not DYNAMIC:
             stride = static[axis]
         else:
-            kind = draw(st.sampled_from(kinds))
-            sign = draw(st.sampled_from((1, -1)))
+            kind = draw(kinds)
+            sign = draw(strategies.sign)
             stride = {"unit": 1, "gap": 2, "zero": 0}[kind] * sign * covered
         strides[axis] = stride
         covered = max(covered, abs(stride) * max(shape[axis], 1))
@@ -219,10 +229,10 @@ def _layout(draw, st, plan: ArgumentPlan, shape: tuple) -> Layout:
     else:
         low = sum((n - 1) * s for n, s in zip(shape, strides) if s < 0)
         high = sum((n - 1) * s for n, s in zip(shape, strides) if s > 0)
-    margin = draw(st.integers(0, 3))
+    margin = draw(strategies.small)
     offset = margin - low
     # Room after the view for a kernel that misreads it as contiguous from its first element.
-    size = max(offset + high + 1 + draw(st.integers(0, 3)), offset + count)
+    size = max(offset + high + 1 + draw(strategies.small), offset + count)
     return Layout(shape, tuple(strides), offset, size, False)
 
 
@@ -238,11 +248,15 @@ def example_strategy(plans: list[ArgumentPlan], min_size: int, max_size: int) ->
         st.sampled_from(nonempty * 2 + [0]) if min_size == 0 and nonempty else st.integers(min_size, max_size)
     )
 
+    # Built once: a strategy made inside a draw is validated and analysed again at every example.
+    element_strategies = [_element_strategy(st, p.dtype, p.bounds) if p.strategy is None else None for p in plans]
+    layout_strategies = _LayoutStrategies(st)
+
     @st.composite
     def examples(draw):
         sizes = {s: draw(size_strategy, label=s) for s in symbols}
         drawn = []
-        for plan in plans:
+        for plan, elements in zip(plans, element_strategies):
             if plan.strategy is not None:
                 value = draw(plan.strategy)
                 if isinstance(plan.spec, MemRefSpec):
@@ -252,12 +266,11 @@ def example_strategy(plans: list[ArgumentPlan], min_size: int, max_size: int) ->
                 else:
                     drawn.append(value)
                 continue
-            elements = _element_strategy(st, plan.dtype, plan.bounds)
             if isinstance(plan.spec, ScalarSpec):
                 drawn.append(plan.dtype.type(draw(elements)))
                 continue
             shape = tuple(sizes[d] if isinstance(d, str) else d for d in plan.dims)
-            layout = _layout(draw, st, plan, shape)
+            layout = _layout(draw, layout_strategies, plan, shape)
             small_float = not is_numpy_native(plan.dtype)
             flat = draw(hnp.arrays(np.float32 if small_float else plan.dtype, layout.size, elements=elements))
             drawn.append((layout, flat.astype(plan.dtype) if small_float else flat))
