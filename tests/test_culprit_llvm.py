@@ -96,7 +96,6 @@ def test_no_culprit_when_it_fails_at_O0_too():
 CHECK_SCRIPT = """\
 import sys
 import numpy as np
-import pytest
 from memref_runtime import JitModule
 
 source, candidate = sys.argv[1:]
