@@ -56,6 +56,8 @@ def test_an_llvm_pass_and_its_function_are_named():
     assert match.group(1) in VECTORIZERS and "sum" in match.group(2)
     assert (result.culprit, result.function) == match.groups()
     # How it was decided: no step of the pipeline fails too, -O0 passes, then opt's passes.
+    assert result.trail[0].startswith("every step + default lowering, -O3: FAILS")
+    assert result.trail[1].startswith("every step + default lowering, again (is the check deterministic?), -O3: FAILS")
     assert result.trail[2].startswith("no step + default lowering, -O3: FAILS")
     assert result.trail[3] == "every step + default lowering, -O0: passes"
     assert result.runs == len(result.trail) < 20  # ~215 passes: a binary search, not one run each

@@ -285,7 +285,8 @@ def _decide(b: _Bisection, llvm: bool) -> BisectResult:
         return BisectResult(f"no culprit: the pipeline cannot lower the module: {b.cut(tuple(range(n)))}")
     if not full.failing:
         return BisectResult(f"no culprit: the check passes with the whole pipeline at -O{b.opt_level}")
-    again = b.prefix(n)
+    # The same candidate once more: a check that fails otherwise, or passes, decides nothing.
+    again = b.check(tuple(range(n)), "every step + default lowering, again (is the check deterministic?)")
     if again is None or again.key != full.key:
         return BisectResult(
             "no culprit: the check is not deterministic: the same candidate failed, then "
