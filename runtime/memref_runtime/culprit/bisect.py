@@ -106,8 +106,8 @@ class _Bisection:
         )
         return outcome
 
-    def prefix(self, k: int) -> Outcome | None:
-        return self.check(tuple(range(k)), f"{_steps_text(k, len(self.steps))} + default lowering")
+    def prefix(self, k: int, note: str = "") -> Outcome | None:
+        return self.check(tuple(range(k)), f"{_steps_text(k, len(self.steps))} + default lowering{note}")
 
     def nearest(self, lo: int, hi: int) -> tuple[int, Outcome] | None:
         """The decided cut nearest the middle of (lo, hi), or None when none there can be finished."""
@@ -286,7 +286,7 @@ def _decide(b: _Bisection, llvm: bool) -> BisectResult:
     if not full.failing:
         return BisectResult(f"no culprit: the check passes with the whole pipeline at -O{b.opt_level}")
     # The same candidate once more: a check that fails otherwise, or passes, decides nothing.
-    again = b.check(tuple(range(n)), "every step + default lowering, again (is the check deterministic?)")
+    again = b.prefix(n, note=", again (is the check deterministic?)")
     if again is None or again.key != full.key:
         return BisectResult(
             "no culprit: the check is not deterministic: the same candidate failed, then "
