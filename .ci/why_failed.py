@@ -9,8 +9,8 @@ not). What it picks, each line cut at 200 characters, 30 lines in all:
 - for each failed lit test (the first three): the `FAIL:` line, FileCheck's first `error:`, the
   input lines from the one where the check failed on, and from the failure report each process
   that did not exit 0, how it ended and the last lines it printed;
-- else pytest's `FAILED`/`ERROR` lines and its final counts;
-- else the log's last lines.
+- then pytest's `FAILED`/`ERROR` lines and its final counts;
+- with neither, the log's last lines (but `.ci/run`'s own `===` lines).
 """
 
 from __future__ import annotations
@@ -73,8 +73,13 @@ def pytest_failures(log: str) -> list[str]:
     return failed[:20] + counts[-1:]
 
 
+def last_lines(log: str, count: int = 12) -> list[str]:
+    """The log's last lines but `.ci/run`'s own (`=== ...`), which say only that it failed."""
+    return [x for x in log.rstrip("\n").splitlines() if not x.startswith("=== ")][-count:]
+
+
 def why(log: str) -> list[str]:
-    lines = lit_failures(log) or pytest_failures(log) or log.rstrip("\n").splitlines()[-12:]
+    lines = lit_failures(log) + pytest_failures(log) or last_lines(log)
     return [_cut(x) for x in lines[:MOST_LINES]]
 
 

@@ -97,8 +97,15 @@ def test_a_pytest_failure_gives_its_failed_lines_and_counts():
     ]
 
 
+def test_lit_and_pytest_failures_of_one_route_are_both_given():
+    log = LIT_LOG + "FAILED tests/test_a.py::test_b - AssertionError\n==== 1 failed, 2 passed in 1.00s ====\n"
+    lines = why_failed.why(log)
+    assert lines[0] == "FAIL: memref-runtime :: lit_tests/differential_add.py"
+    assert lines[-2:] == ["FAILED tests/test_a.py::test_b - AssertionError", "1 failed, 2 passed in 1.00s"]
+
+
 def test_anything_else_gives_the_logs_last_lines_cut_to_width(tmp_path):
-    log = "\n".join(f"line {i}" for i in range(20)) + "\n" + "x" * 300 + "\n"
+    log = "\n".join(f"line {i}" for i in range(20)) + "\n" + "x" * 300 + "\n=== 8s: lint FAILED\n"
     (tmp_path / "route.log").write_text(log)
     run = subprocess.run(
         [sys.executable, REPO / ".ci" / "why_failed.py", tmp_path / "route.log"], capture_output=True, text=True
