@@ -61,7 +61,9 @@ def run(lit: str, params: list[str], server: bool, folder: Path, tests: list[str
     inputs = folder / ("server" if server else "fresh")
     results = folder / f"{inputs.name}.json"
     # Without the performance tests: they time kernels for seconds and print one stable line
-    # either way; every other lit route of CI runs them.
+    # either way; every other lit route of CI runs them. Each run writes its tests' Output/ in
+    # `folder` (exec_root), never in the checkout's: a lit run of the same suite beside it (CI's
+    # other lane, yours) would share every %t, and one test's `rm -rf %t` deletes the other's.
     command = [
         lit,
         "-s",
@@ -72,6 +74,8 @@ def run(lit: str, params: list[str], server: bool, folder: Path, tests: list[str
         f"python_server={int(server)}",
         "-D",
         f"record_check_input={inputs}",
+        "-D",
+        f"exec_root={folder / (inputs.name + '-output')}",
         "-o",
         str(results),
         *tests,

@@ -207,3 +207,19 @@ def test_the_readme_route_reads_the_readmes_counts_and_the_commands_ends(tmp_pat
     assert run.returncode == 0
     assert f"README counts, pytest: no summary in the output (the README says {said['pytest']})" in run.stdout
     assert "update its table" not in run.stdout
+
+
+def test_lane_b_runs_lit_only_in_exec_roots_of_its_own():
+    """Lane b runs beside lane a, whose lit runs write the checkout's Output/: a lit run of the
+    same suite in the same exec root shares each test's %t (one deleted the other's files)."""
+    text = (REPO / ".ci" / "run").read_text()
+    routes = subprocess.run(["bash", REPO / ".ci" / "run", "--list"], capture_output=True, text=True).stdout
+    lane_b = [line.split()[0] for line in routes.splitlines() if line.split()[1:2] == ["b"]]
+    assert {"torch-mlir", "frameworks", "plain", "upstream"} <= set(lane_b)
+    for name in lane_b:
+        body = text[text.index(f"route_{name.replace('-', '_')}() {{") :]
+        body = body[: body.index("\n}\n")]
+        commands = re.split(r"(?<!\\)\n", body)  # a command's continued lines are one
+        for command in commands:
+            if re.search(r"(/lit |memref_runtime\.update_checks)", command):
+                assert "exec_root=" in command, f"{name}: {command.strip()}"
