@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from .. import environment
+from ..output_lock import exclusive
 from ..process import failure_report
 from .outcome import PASSED, Outcome, first_line, mask_volatile
 
@@ -44,6 +45,8 @@ class LitTest:
     """A test of a configured lit suite, read once; `run` runs it with changes."""
 
     def __init__(self, path: str, params: dict | None = None):
+        import lit.TestRunner
+
         from ..update_checks.errors import Skipped, UpdateError
         from ..update_checks.running import discover, make_lit_config, script_steps
 
@@ -55,8 +58,10 @@ class LitTest:
             raise ValueError(f"TEST: {path} is not a test lit can run: {why}")
         self.test: Any = cast(Any, found[0][1])  # lit's Test
         self.source = os.path.realpath(self.test.getSourcePath())
+        self.tmp_base = lit.TestRunner.getTempPaths(self.test)[1]
         try:
-            steps = script_steps(self.test, self.lit_config, require_filecheck=False)
+            with exclusive(self.tmp_base):  # its before hooks clear the test's report folder
+                steps = script_steps(self.test, self.lit_config, require_filecheck=False)
         except (Skipped, UpdateError) as e:
             raise ValueError(f"TEST: {path}: {e}") from e
         # The preamble's `export MEMREF_RUNTIME_REPORT=...` is lit's failure report: `run` sets its own.
@@ -77,16 +82,19 @@ class LitTest:
         config_env[environment.REPORT] = folder
         config_env[environment.FILECHECK_OPTS] = "--dump-input=never"
         try:
-            for step in self.steps:
-                command: Any = rewrite(step) if rewrite is not None else step.command
-                if step.filecheck is not None:
-                    command = sh.Pipeline(command.commands + [step.filecheck], command.negate, command.pipe_err)
-                done = execute(self.test, command, timeout=timeout)
-                if done.timed_out:
-                    return Run(Outcome(True, "timeout", f"RUN line {step.line}: no answer after {timeout:g} s"), folder)
-                if done.status != 0:
-                    return Run(self._failure(step, done, folder), folder)
-            return Run(PASSED, folder)
+            with exclusive(self.tmp_base):  # a lit run of the same test beside it waits
+                for step in self.steps:
+                    command: Any = rewrite(step) if rewrite is not None else step.command
+                    if step.filecheck is not None:
+                        command = sh.Pipeline(command.commands + [step.filecheck], command.negate, command.pipe_err)
+                    done = execute(self.test, command, timeout=timeout)
+                    if done.timed_out:
+                        return Run(
+                            Outcome(True, "timeout", f"RUN line {step.line}: no answer after {timeout:g} s"), folder
+                        )
+                    if done.status != 0:
+                        return Run(self._failure(step, done, folder), folder)
+                return Run(PASSED, folder)
         finally:
             config_env.clear()
             config_env.update(saved)

@@ -8,6 +8,11 @@ may add its own:
   substitutions (applied before the configuration's own) or preamble commands.
 - an *after* hook, `hook(test, lit_config, result) -> result`, may add to what lit prints
   about the test (a crash report, say) or change the result.
+
+A test runs with its Output files to itself (output_lock.py): another lit run of the same suite in
+the same exec root (a second terminal, CI's other lane, memref-update-checks, memref-reduce)
+that comes to the same test waits until this one ends. Two runs share every test's `%t` and
+failure report folder, and one's `rm -rf %t` deletes the files the other is about to read.
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ from typing import Any
 import lit.formats
 import lit.Test
 import lit.TestRunner
+
+from ..output_lock import exclusive
 
 
 def parsed_script(test: Any, require_script: bool) -> Any:
@@ -63,6 +70,13 @@ class MemrefRuntimeShTest(lit.formats.ShTest):
         return None, substitutions, preamble
 
     def execute(self, test: Any, lit_config: Any) -> Any:
+        with exclusive(lit.TestRunner.getTempPaths(test)[1]) as waited:
+            result = self._execute(test, lit_config)
+        if waited:
+            result.output = (result.output or "").rstrip("\n") + ("\n\n" if result.output else "") + waited + "\n"
+        return result
+
+    def _execute(self, test: Any, lit_config: Any) -> Any:
         result, substitutions, preamble = self.prepare(test, lit_config)
         if result is not None:
             return result

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import environment
+from ..output_lock import exclusive
 from .checks import DEFAULT_PREFIX, Masks
 from .errors import RunFailed, Skipped, UpdateError
 from .failures import excerpt, run_failure
@@ -326,6 +327,13 @@ def run_checks(
     """Runs the test's RUN lines in order; for each step that pipes into FileCheck of this file,
     (the step, what would have reached FileCheck). Raises RunFailed for a run that failed or ran
     out of time (each RUN line gets `timeout` seconds; 0: no limit)."""
+    import lit.TestRunner as runner
+
+    with exclusive(runner.getTempPaths(test)[1]):  # a lit run of the same test beside it waits
+        return _run_checks(test, lit_config, timeout, allow_traceback)
+
+
+def _run_checks(test: Any, lit_config: Any, timeout: float, allow_traceback: bool) -> list[tuple[Step, str]]:
     outputs: dict[str, str] = {}  # one run of a command that several RUN lines check
     started: dict[int, float] = {}
     runs = []
