@@ -39,7 +39,7 @@ with exclusive(sys.argv[1]):
 """
 
 
-def test_the_second_holder_waits_and_is_told_for_whom(tmp_path):
+def test_the_second_holder_waits_and_is_told_for_whom(tmp_path, capsys):
     base = str(tmp_path / "Output" / "t.py")
     with exclusive(base) as note:
         assert note == ""  # nobody held it
@@ -51,6 +51,8 @@ def test_the_second_holder_waits_and_is_told_for_whom(tmp_path):
             waited = time.monotonic() - began
     finally:
         holder.wait(timeout=60)
+    # Said on stderr when the wait began, then in the note once it is over.
+    assert f"memref-runtime: waiting for process {holder.pid}, which runs t.py" in capsys.readouterr().err
     said = re.search(r"waited (\d+\.\d) s for another run of it in the same exec root", note)
     assert said and waited > 0.5 and abs(float(said.group(1)) - waited) < 0.2
     assert f"process {holder.pid}, {tmp_path / 'Output'}" in note and "-D exec_root=DIR" in note

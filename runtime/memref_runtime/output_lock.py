@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import time
 from collections.abc import Iterator
 
@@ -44,6 +45,12 @@ def exclusive(tmp_base: str) -> Iterator[str]:
         except BlockingIOError:
             holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
             began = time.monotonic()
+            # Now, not only once it is over: a holder that hangs would look like a hang here.
+            sys.stderr.write(
+                f"memref-runtime: waiting for process {holder}, which runs {os.path.basename(tmp_base)} in the "
+                f"same exec root ({os.path.dirname(tmp_base)})\n"
+            )
+            sys.stderr.flush()
             fcntl.flock(fd, fcntl.LOCK_EX)
             note = (
                 f"memref-runtime: this test waited {time.monotonic() - began:.1f} s for another run of it in "
