@@ -15,6 +15,7 @@ from support.providers import needs_wheel_tools
 
 from memref_runtime import JitModule
 from memref_runtime.culprit import Against, reduce
+from memref_runtime.culprit.bisect import bisect_pipeline
 from memref_runtime.culprit.checks import Checker
 from memref_runtime.culprit.edits import count_ops
 from memref_runtime.culprit.isolation import run_forked
@@ -180,6 +181,55 @@ def test_a_check_that_crashes_or_hangs_ends_its_child_only():
 
     outcome = Checker(segfault).run(PLANTED.read_text(), opt_level=0)
     assert outcome.failing and outcome.key == "killed by SIGSEGV (Segmentation fault)"
+
+
+# A `python` earlier on PATH than the venv's, without the packages: what a check run from a shell
+# whose venv is not active meets.
+BARE_PYTHON = """#!/bin/sh
+echo 'Traceback (most recent call last):' >&2
+echo '  File "check.py", line 1, in <module>' >&2
+echo "ModuleNotFoundError: No module named '$1'" >&2
+exit 1
+"""
+
+
+@pytest.fixture
+def bare_python(tmp_path, monkeypatch):
+    (tmp_path / "python3").write_text(BARE_PYTHON)
+    (tmp_path / "python3").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    return tmp_path / "python3"
+
+
+def interpreter_hint(python, module: str) -> str:
+    return (
+        f"the check's python3 is {python}, which cannot import {module}; {sys.executable}, which runs this tool, "
+        "can: name that interpreter in the check's command, or activate its venv"
+    )
+
+
+@pytest.mark.parametrize("module, hinted", [("memref_runtime", True), ("numpy.linalg", True), ("no_such_mod", False)])
+def test_a_check_whose_python_lacks_this_tools_modules_says_which_interpreter_ran_it(bare_python, module, hinted):
+    checker = Checker(["python3", module])
+    for _ in range(2):
+        outcome = checker.run("module {}", lowered="module {}")
+        assert outcome.failing and outcome.key == "exit status 1 after ModuleNotFoundError"  # as before
+        assert outcome.summary == f"exit status 1: ModuleNotFoundError: No module named '{module}'"
+    # Said once, whatever the number of runs; only for a module this tool's interpreter has.
+    assert checker.hints == ([interpreter_hint(bare_python, module.split(".")[0])] if hinted else [])
+
+
+def test_reduce_and_bisect_say_so_once(bare_python):
+    hint = interpreter_hint(bare_python, "memref_runtime")
+    with pytest.raises(ValueError) as raised:
+        reduce(PLANTED, ["python3", "memref_runtime"])
+    assert str(raised.value) == (
+        "reduce: the check fails before it reads the module (exit status 1: ModuleNotFoundError: No module named "
+        f"'memref_runtime'): {hint}"
+    )
+    result = bisect_pipeline(PLANTED, "builtin.module(canonicalize)", ["python3", "memref_runtime"], llvm=False)
+    assert result.line.startswith("no culprit: it fails with no step of the pipeline")
+    assert result.notes.count(hint) == 1 and f"  {hint}" in result.report().splitlines()[1:3]
 
 
 def test_bad_inputs_are_named(tmp_path):

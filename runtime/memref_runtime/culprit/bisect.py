@@ -334,6 +334,7 @@ def bisect_pipeline(
         _set_up_typed_call(b)
     result = _decide(b, llvm)
     result.runs, result.seconds, result.trail = checker.runs, time.perf_counter() - start, b.trail
+    result.notes += checker.hints
     return result
 
 

@@ -86,6 +86,7 @@ class Checker:
         self.typed_call = check.runner if isinstance(check, Against) else None  # its probes and outputs
         self.runs, self.seconds = 0, 0.0
         self.ended: Counter = Counter()  # "crashed", "hung" -> runs that ended so
+        self.hints: list[str] = []  # what is wrong with the check itself, said once (_interpreter_hint)
 
     def run(self, source: str, *, lowered: str | None = None, opt_level: int = 2) -> Outcome:
         """The check on `source` (lowered by `self.pipeline`) or on `lowered`, JIT-compiled at `opt_level`."""
@@ -141,7 +142,29 @@ class Checker:
         how = f"exit status {done.returncode}" if done.returncode > 0 else f"killed by signal {-done.returncode}"
         said = first_line((done.stderr or "").splitlines()[-1] if (done.stderr or "").strip() else done.stdout or "")
         raised = _python_exception(done.stderr or "")
+        hint = _interpreter_hint(self.command[0], done.stderr or "")
+        if hint and hint not in self.hints:
+            self.hints.append(hint)
         return Outcome(True, how + (f" after {raised}" if raised else ""), how + (f": {said}" if said else ""))
+
+
+def _interpreter_hint(program: str, stderr: str) -> str:
+    """A check run by `python` (PATH's) that lacks a module this tool's interpreter has: which
+    interpreter ran it, and which one has the module (a venv that is not active)."""
+    missing = re.search(r"ModuleNotFoundError: No module named '([\w.]+)'", stderr)
+    if missing is None or not os.path.basename(program).startswith("python"):
+        return ""
+    import importlib.util
+    import sys
+
+    top = missing.group(1).split(".")[0]
+    used = shutil.which(program) or program
+    if importlib.util.find_spec(top) is None or os.path.abspath(used) == os.path.abspath(sys.executable):
+        return ""
+    return (
+        f"the check's {program} is {used}, which cannot import {top}; {sys.executable}, which runs this "
+        "tool, can: name that interpreter in the check's command, or activate its venv"
+    )
 
 
 def _python_exception(stderr: str) -> str | None:

@@ -164,6 +164,8 @@ def reduce(
         checker.timeout = min(timeout, max(5.0, 20 * (time.perf_counter() - started)))
     if not original.failing:
         raise ValueError(f"reduce: the check passes on the input module ({describe_check(checker)}): nothing to reduce")
+    if checker.hints:  # it fails whatever the module: every candidate would "fail the same way"
+        raise ValueError(f"reduce: the check fails before it reads the module ({original.summary}): {checker.hints[0]}")
     again = checker.run(text, opt_level=level)
     if again.key != original.key:
         raise ValueError(
