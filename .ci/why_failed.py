@@ -47,8 +47,8 @@ def _failed_processes(body: str, tail: int = 4) -> list[str]:
         return out
     for chunk in re.split(r"^(?=\$ )", report[1], flags=re.M)[1:]:
         lines = [x for x in chunk.rstrip("\n").splitlines() if x.strip()]
-        ended = next((x for x in lines[1:3] if x.startswith("# ") and "exit status 0" not in x), None)
-        if ended is None or ended.startswith("# exit status 0"):
+        ended = lines[1] if len(lines) > 1 else ""  # how it ended; notes, if any, follow
+        if not ended.startswith("# ") or re.match(r"# exit status 0\b", ended):
             continue
         printed = [x for x in lines[2:] if not x.startswith("# ")]
         out += [lines[0], ended, *printed[-tail:]]

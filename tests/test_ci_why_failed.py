@@ -49,6 +49,7 @@ Command Output (stdout):
 memref-runtime failure report (every Python process of the test; files in /w/report):
 $ /w/.venv/bin/python3 /w/lit_tests/differential_add.py /w/tmp
 # exit status 0; last case `TEST: testOffByOneIsFound`
+# note: native stack unavailable: no LLVM library loaded
 $ /w/.venv/bin/python3 /w/tmp/add_off_by_one/replay.py
 # exit status 1
 # everything it printed, stdout and stderr in the order they came:
@@ -78,7 +79,7 @@ def test_a_lit_failure_gives_filechecks_error_the_input_where_it_failed_and_the_
         "  input 10: replay.py's exit status: 1; its output:",
         "  input 11: ImportError: the cause",
         "  input 12: one line too many",
-        # The test process exited 0: not listed; the replay did not, with its last four lines.
+        # The test process exited 0 (a note after it): not listed; the replay did not, with its last four lines.
         "  $ /w/.venv/bin/python3 /w/tmp/add_off_by_one/replay.py",
         "  # exit status 1",
         "  Traceback (most recent call last):",
